@@ -1,0 +1,84 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import jakarta.enterprise.inject.Default;
+import jakarta.inject.Singleton;
+
+import org.jboss.jandex.AnnotationInstance;
+import org.jboss.jandex.ClassType;
+import org.jboss.jandex.DotName;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.runtime.DataSourceNames;
+import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
+import io.quarkus.agroal.DataSource;
+import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
+import io.quarkus.arc.BeanDestroyer;
+import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
+import io.quarkus.deployment.annotations.BuildProducer;
+import io.quarkus.deployment.annotations.BuildStep;
+import io.quarkus.deployment.annotations.ExecutionTime;
+import io.quarkus.deployment.annotations.Record;
+import io.quarkus.deployment.builditem.FeatureBuildItem;
+import io.quarkus.runtime.configuration.ConfigurationException;
+
+class MySqlLockProcessor {
+
+    static final String FEATURE = "mysql-lock";
+    private static final Set<String> SUPPORTED_DB_KINDS = Set.of("mysql", "mariadb");
+
+    @BuildStep
+    FeatureBuildItem feature() {
+        return new FeatureBuildItem(FEATURE);
+    }
+
+    /** The datasource the locks live in, checked against the configured datasources. */
+    @BuildStep
+    LockDataSourceBuildItem lockDataSource(MySqlLockBuildTimeConfig config, List<JdbcDataSourceBuildItem> dataSources) {
+        String wanted = config.datasource().orElse(DataSourceNames.DEFAULT);
+        Set<String> known = new TreeSet<>();
+        for (JdbcDataSourceBuildItem dataSource : dataSources) {
+            known.add(dataSource.getName());
+            if (dataSource.getName().equals(wanted)) {
+                if (!SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
+                    throw new ConfigurationException("quarkus-mysql-lock needs a MySQL or MariaDB datasource, but"
+                            + " datasource '" + wanted + "' has db-kind '" + dataSource.getDbKind() + "'. Point"
+                            + " quarkus.mysql-lock.datasource at a datasource with db-kind mysql or mariadb.");
+                }
+                return new LockDataSourceBuildItem(wanted);
+            }
+        }
+        String hint = DataSourceNames.isDefault(wanted)
+                ? "No default datasource is configured: set quarkus.datasource.db-kind=mysql (and its JDBC URL)"
+                        + ", or name a configured datasource with quarkus.mysql-lock.datasource."
+                : "quarkus.mysql-lock.datasource='" + wanted + "' names no configured JDBC datasource. Configure it"
+                        + " (quarkus.datasource.\"" + wanted + "\".db-kind=mysql) or fix the name.";
+        throw new ConfigurationException(hint + " Configured JDBC datasources: "
+                + (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
+    }
+
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    SyntheticBeanBuildItem lockManager(LockDataSourceBuildItem dataSource, MySqlLockRecorder recorder) {
+        String name = dataSource.name();
+        AnnotationInstance qualifier = DataSourceNames.isDefault(name)
+                ? AnnotationInstance.builder(Default.class).build()
+                : AnnotationInstance.builder(DataSource.class).add("value", name).build();
+        return SyntheticBeanBuildItem.configure(MySqlLockManager.class)
+                .types(LockManager.class, MySqlLockManager.class)
+                .scope(Singleton.class)
+                .unremovable()
+                .setRuntimeInit()
+                .startup()
+                .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), qualifier)
+                .createWith(recorder.lockManager(name))
+                .destroyer(BeanDestroyer.AutoCloseableDestroyer.class)
+                .done();
+    }
+}

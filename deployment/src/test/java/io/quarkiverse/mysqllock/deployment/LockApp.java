@@ -1,0 +1,42 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import java.time.Duration;
+import java.util.Map;
+
+import io.quarkiverse.mysqllock.test.TestDatabase;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** A test application whose default datasource is the test server. */
+final class LockApp {
+
+    private LockApp() {
+    }
+
+    static QuarkusUnitTest app(Class<?>... classes) {
+        QuarkusUnitTest test = new QuarkusUnitTest()
+                .withApplicationRoot(jar -> jar.addClasses(classes).addClass(LockApp.class))
+                .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
+                .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN");
+        for (Map.Entry<String, String> entry : TestDatabase.shared().quarkusConfig().entrySet()) {
+            test.overrideConfigKey(entry.getKey(), entry.getValue());
+        }
+        return test;
+    }
+
+    /** Polls until the condition holds, failing after the deadline. */
+    static void await(String what, Duration deadline, java.util.function.BooleanSupplier condition) {
+        long end = System.nanoTime() + deadline.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > end) {
+                throw new AssertionError("Timed out after " + deadline.toMillis() + " ms waiting for " + what);
+            }
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("Interrupted waiting for " + what);
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.quarkiverse.mysqllock;
+
+import java.util.function.Consumer;
+
+/**
+ * A held lock. Release it exactly as you would close a resource: {@code try (LockHandle h = locks.acquire("x")) {...}}.
+ * <p>
+ * A handle is not bound to a thread: it may be released, queried and listened to from any thread.
+ */
+public interface LockHandle extends AutoCloseable {
+
+    /** The name the lock was requested with. */
+    String name();
+
+    /**
+     * A number that strictly increases for each successive holder of this name, across every process and
+     * restart. Pass it to the resource the lock protects and have it reject writes whose token is not greater than
+     * the last one it accepted: that keeps a paused or partitioned former holder from doing damage.
+     * <p>
+     * The token is obtained from the database on the first call (one statement) and cached; callers that never ask
+     * pay nothing.
+     *
+     * @throws LockLostException if the lock is no longer held when the token is first requested
+     */
+    long fencingToken();
+
+    /** False once the lock was released or lost. */
+    boolean isValid();
+
+    /**
+     * Registers a listener called once, from any thread, when the lock is lost (not when it is released). If the
+     * lock is already lost the listener is called at once, on the calling thread.
+     */
+    LockHandle onLost(Consumer<LockLostException> listener);
+
+    /** Releases the lock. Idempotent; callable from any thread. */
+    void release();
+
+    /** Same as {@link #release()}. */
+    @Override
+    void close();
+}

@@ -1,0 +1,77 @@
+package io.quarkiverse.mysqllock;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+
+import io.smallrye.mutiny.Uni;
+
+/**
+ * Distributed locks kept in the application's MySQL or MariaDB database.
+ * <p>
+ * Inject it anywhere: {@code @Inject LockManager locks;}. Every method validates its arguments first: a {@code null} or
+ * blank name, or a negative or {@code null} wait, throws {@link IllegalArgumentException} before anything reaches the
+ * database. Blocking methods must not be called on an event-loop thread; use {@link #acquireAsync(String, Duration)}
+ * there.
+ * <p>
+ * Lock names are case-sensitive on every server (see the README, "Lock names").
+ */
+public interface LockManager {
+
+    /**
+     * Acquires the lock, waiting up to {@code quarkus.mysql-lock.default-wait}.
+     *
+     * @throws LockNotAcquiredException if the lock is still held by someone else when the wait ends, the server
+     *         reported a deadlock, or no database connection could be had
+     */
+    LockHandle acquire(String name);
+
+    /**
+     * Acquires the lock, waiting up to {@code wait}. {@link Duration#ZERO} makes one attempt.
+     *
+     * @throws LockNotAcquiredException as {@link #acquire(String)}
+     */
+    LockHandle acquire(String name, Duration wait);
+
+    /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
+    Optional<LockHandle> tryAcquire(String name);
+
+    /** Waits up to {@code wait}: the handle, or empty if the lock is still held by someone else when the wait ends. */
+    Optional<LockHandle> tryAcquire(String name, Duration wait);
+
+    /**
+     * Runs {@code action} while holding the lock and releases it afterwards, whatever happens.
+     * <p>
+     * Exceptions thrown by the action propagate: unchecked ones unchanged, checked ones wrapped in a
+     * {@link java.util.concurrent.CompletionException} whose cause is the original. If the lock was lost while the
+     * action ran, {@link LockLostException} is thrown after the action returns (an exception of the action takes
+     * precedence and carries the loss as a suppressed exception).
+     *
+     * @throws LockNotAcquiredException if the lock could not be acquired within {@code wait}; the action did not run
+     */
+    <T> T withLock(String name, Duration wait, Callable<T> action);
+
+    /** As {@link #withLock(String, Duration, Callable)} for an action without a result. */
+    void withLock(String name, Duration wait, Runnable action);
+
+    /**
+     * Acquires the lock without blocking the calling thread: the database work runs on a worker thread and the
+     * result is delivered on the caller's Vert.x context when there is one. The lock is requested at subscription.
+     * Cancelling the subscription after the lock was granted releases it. Fails with
+     * {@link LockNotAcquiredException} as {@link #acquire(String, Duration)}.
+     */
+    Uni<LockHandle> acquireAsync(String name, Duration wait);
+
+    /** Whether anyone, in this or any other process, holds the lock now. */
+    boolean isLocked(String name);
+
+    /**
+     * Who holds the lock now, if anyone. For a lock held by this instance every field is exact; for a holder in
+     * another process the holder is its server connection and {@code since} and {@code fencingToken} are unknown
+     * (null and 0).
+     */
+    Optional<LockInfo> inspect(String name);
+
+    /** The engine in use. */
+    LockMode mode();
+}

@@ -1,0 +1,54 @@
+package io.quarkiverse.mysqllock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/** The lock could not be acquired: it stayed busy for the whole wait, the server reported a deadlock, or no connection. */
+public class LockNotAcquiredException extends RuntimeException {
+
+    /** Why the acquisition failed. */
+    public enum Reason {
+        /** Someone else held the lock for the whole wait. */
+        BUSY,
+        /** The server chose this request as the victim of a deadlock between lock holders. */
+        DEADLOCK,
+        /** No database connection could be borrowed in time (pool exhausted). */
+        POOL_EXHAUSTED,
+        /** The database could not be reached or answered with an error. */
+        DATABASE_ERROR
+    }
+
+    private final String lockName;
+    private final Duration waited;
+    private final String holder;
+    private final Reason reason;
+
+    public LockNotAcquiredException(String lockName, Duration waited, Reason reason, String holder, String message,
+            Throwable cause) {
+        super(message, cause);
+        this.lockName = lockName;
+        this.waited = waited;
+        this.reason = reason;
+        this.holder = holder;
+    }
+
+    /** The lock name as requested. */
+    public String lockName() {
+        return lockName;
+    }
+
+    /** How long the acquisition waited. */
+    public Duration waited() {
+        return waited;
+    }
+
+    /** Why it failed. */
+    public Reason reason() {
+        return reason;
+    }
+
+    /** The current holder, when it is known. */
+    public Optional<String> holder() {
+        return Optional.ofNullable(holder);
+    }
+}

@@ -1,0 +1,166 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.jboss.logging.Logger;
+
+import io.agroal.api.AgroalDataSource;
+import io.agroal.pool.wrapper.ConnectionWrapper;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+
+/**
+ * Borrows lock connections from the Agroal pool and gives them back.
+ * <p>
+ * Borrowing happens on a thread of its own: that thread has no JTA transaction, so the connection is never enlisted in
+ * the caller's, and the caller waits for the pool no longer than its budget even when the pool's
+ * {@code acquisition-timeout} is longer. Statements then run on the driver's connection, beneath Agroal's wrapper,
+ * which would otherwise refuse a connection borrowed outside a transaction being used inside one.
+ */
+public final class ConnectionSource implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(ConnectionSource.class);
+
+    private final AgroalDataSource dataSource;
+    private final String dataSourceName;
+    private final Duration connectionWait;
+    private final ExecutorService borrower;
+
+    public ConnectionSource(AgroalDataSource dataSource, String dataSourceName, Duration connectionWait) {
+        this.dataSource = dataSource;
+        this.dataSourceName = dataSourceName;
+        this.connectionWait = connectionWait;
+        this.borrower = Executors.newCachedThreadPool(daemonThreads("mysql-lock-borrow-"));
+    }
+
+    /** Threads that never keep the JVM alive. */
+    public static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    public String dataSourceName() {
+        return dataSourceName;
+    }
+
+    /** A pooled connection, given {@code max(remaining, connection-wait)} to arrive. */
+    public Connection borrow(String lockName, long remainingNanos) {
+        long budget = Math.max(remainingNanos, connectionWait.toNanos());
+        CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(this::getConnection, borrower);
+        try {
+            return borrowed.get(budget, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException e) {
+            // The pool may still hand the connection over later: give it straight back then.
+            borrowed.whenComplete((connection, failure) -> {
+                if (connection != null) {
+                    giveBack(connection);
+                }
+            });
+            throw poolExhausted(lockName, Duration.ofNanos(budget), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            borrowed.whenComplete((connection, failure) -> {
+                if (connection != null) {
+                    giveBack(connection);
+                }
+            });
+            throw new LockNotAcquiredException(lockName, Duration.ofNanos(budget), Reason.DATABASE_ERROR, null,
+                    "Interrupted while borrowing a connection for lock '" + lockName + "'", e);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause() instanceof WrappedSqlException w ? w.getCause() : e.getCause();
+            String message = String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT);
+            if (message.contains("acquisition timeout")) {
+                throw poolExhausted(lockName, Duration.ofNanos(budget), cause);
+            }
+            throw new LockNotAcquiredException(lockName, Duration.ofNanos(budget), Reason.DATABASE_ERROR, null,
+                    "Could not get a connection of datasource '" + dataSourceName + "' for lock '" + lockName + "': "
+                            + (cause instanceof SQLException sql ? SqlErrors.describe(sql) : cause),
+                    cause);
+        }
+    }
+
+    private Connection getConnection() {
+        try {
+            return dataSource.getConnection();
+        } catch (SQLException e) {
+            throw new WrappedSqlException(e);
+        }
+    }
+
+    private LockNotAcquiredException poolExhausted(String lockName, Duration waited, Throwable cause) {
+        int maxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
+        String property = DataSourceNames.isDefault(dataSourceName) ? "quarkus.datasource.jdbc.max-size"
+                : "quarkus.datasource.\"" + dataSourceName + "\".jdbc.max-size";
+        return new LockNotAcquiredException(lockName, waited, Reason.POOL_EXHAUSTED, null,
+                "No connection of datasource '" + dataSourceName + "' became free within " + waited.toMillis()
+                        + " ms to acquire lock '" + lockName + "': the pool is exhausted (max-size " + maxSize
+                        + "). Each held NAMED lock keeps one connection out of the pool while it is held. Raise "
+                        + property + ", hold fewer locks at once, or raise quarkus.mysql-lock.connection-wait",
+                cause);
+    }
+
+    /** The driver's connection beneath the pool's wrapper. */
+    public static Connection raw(Connection pooled) throws SQLException {
+        return pooled.unwrap(Connection.class);
+    }
+
+    /** Returns a connection that holds no named lock to the pool. */
+    public void giveBack(Connection pooled) {
+        try {
+            pooled.close();
+        } catch (SQLException e) {
+            LOG.debugf(e, "Returning a lock connection of datasource '%s' failed", dataSourceName);
+        }
+    }
+
+    /**
+     * Destroys a connection that may still hold named locks: its server session ends now, so the server frees every lock
+     * of it, and the pool replaces it instead of lending it out again.
+     */
+    public void discard(Connection pooled) {
+        try {
+            Connection raw = raw(pooled);
+            raw.abort(Runnable::run);
+        } catch (SQLException | RuntimeException e) {
+            LOG.debugf(e, "Aborting a lock connection of datasource '%s' failed", dataSourceName);
+        }
+        if (pooled instanceof ConnectionWrapper wrapper) {
+            wrapper.getHandler().setFlushOnly();
+            giveBack(pooled);
+        } else {
+            giveBack(pooled);
+            dataSource.flush(AgroalDataSource.FlushMode.INVALID);
+        }
+    }
+
+    /** Runs blocking work off the caller's thread. */
+    public ExecutorService executor() {
+        return borrower;
+    }
+
+    @Override
+    public void close() {
+        borrower.shutdownNow();
+    }
+
+    private static final class WrappedSqlException extends RuntimeException {
+        WrappedSqlException(SQLException cause) {
+            super(cause);
+        }
+    }
+}

@@ -1,0 +1,36 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.util.List;
+import java.util.Optional;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockMode;
+
+/** What an engine does; the {@link MySqlLockManager} in front of it validates arguments and adds the conveniences. */
+public interface LockEngine extends AutoCloseable {
+
+    /**
+     * Blocks until the lock is granted or the deadline passes.
+     *
+     * @param name the name as the application gave it (for messages and handles)
+     * @param serverName the normalised name
+     * @param waitNanos how long to wait, at least 0
+     * @param throwIfBusy whether a lock still busy at the deadline throws (true) or returns null (false)
+     * @return the handle, or null if busy and {@code throwIfBusy} is false
+     * @throws io.quarkiverse.mysqllock.LockNotAcquiredException for every other failure, and when busy if asked
+     */
+    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy);
+
+    boolean isLocked(String name, String serverName);
+
+    Optional<LockInfo> inspect(String name, String serverName);
+
+    /** The locks this instance holds now. */
+    List<LockInfo> held();
+
+    LockMode mode();
+
+    @Override
+    void close();
+}

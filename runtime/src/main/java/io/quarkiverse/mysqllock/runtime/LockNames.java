@@ -1,0 +1,116 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.regex.Pattern;
+
+/**
+ * Turns the names applications use into names the server accepts and compares the same way on MySQL and MariaDB.
+ * <p>
+ * MySQL allows 64 characters and compares names case-insensitively; MariaDB allows 192 bytes and compares them
+ * case- and trailing-space-sensitively. Lock names here are case-sensitive, as Java strings are: a name is sent as it is
+ * only when it is at most 64 characters of printable ASCII without upper-case letters, leading or trailing spaces or
+ * {@value #HASH_MARK}. Every other name becomes a readable lower-case prefix, {@value #HASH_MARK} and 16 hex digits of
+ * the SHA-256 of the exact name. Names sent as they are never contain {@value #HASH_MARK}, so the two forms cannot
+ * collide, and no server name contains an upper-case letter, so case-insensitive servers compare them exactly.
+ */
+public final class LockNames {
+
+    /** MySQL's limit, the stricter of the two servers. */
+    public static final int MAX_SERVER_NAME = 64;
+    static final char HASH_MARK = '~';
+    private static final int HASH_HEX_DIGITS = 16;
+    private static final int MAX_NAMESPACE = 32;
+    private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9_.:-]{1," + MAX_NAMESPACE + "}");
+
+    private final String prefix;
+
+    private LockNames(String prefix) {
+        this.prefix = prefix;
+    }
+
+    /**
+     * @param namespace the configured namespace, or null
+     * @throws IllegalArgumentException if the namespace has characters other than letters, digits and {@code _ - . :}
+     *         or is longer than 32 characters
+     */
+    public static LockNames withNamespace(String namespace) {
+        if (namespace == null) {
+            return new LockNames("");
+        }
+        if (!NAMESPACE.matcher(namespace).matches()) {
+            throw new IllegalArgumentException("quarkus.mysql-lock.namespace='" + namespace
+                    + "' is not valid: use 1 to " + MAX_NAMESPACE + " letters, digits or _ - . : characters");
+        }
+        return new LockNames(namespace + ":");
+    }
+
+    /**
+     * Checks a lock name as an application passed it.
+     *
+     * @throws IllegalArgumentException if it is null or blank
+     */
+    public static String requireValid(String name) {
+        if (name == null) {
+            throw new IllegalArgumentException("Lock name must not be null");
+        }
+        if (name.isBlank()) {
+            throw new IllegalArgumentException("Lock name must not be blank, got '" + name + "'");
+        }
+        return name;
+    }
+
+    /** The name used on the server (and as the lock table's key) for an application's lock name. */
+    public String serverName(String name) {
+        String full = prefix + requireValid(name);
+        if (isSentAsIs(full)) {
+            return full;
+        }
+        String hash = sha256Hex(full).substring(0, HASH_HEX_DIGITS);
+        String readable = readablePrefix(full, MAX_SERVER_NAME - HASH_HEX_DIGITS - 1);
+        return readable + HASH_MARK + hash;
+    }
+
+    static boolean isSentAsIs(String name) {
+        int length = name.length();
+        if (length > MAX_SERVER_NAME || name.charAt(0) == ' ' || name.charAt(length - 1) == ' ') {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            char c = name.charAt(i);
+            if (c < 0x20 || c > 0x7e || (c >= 'A' && c <= 'Z') || c == HASH_MARK) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String readablePrefix(String name, int max) {
+        StringBuilder out = new StringBuilder(max);
+        for (int i = 0; i < name.length() && out.length() < max; i++) {
+            char c = name.charAt(i);
+            if (c >= 'A' && c <= 'Z') {
+                out.append((char) (c + ('a' - 'A')));
+            } else if (c < 0x20 || c > 0x7e || c == HASH_MARK) {
+                out.append('_');
+            } else {
+                out.append(c);
+            }
+        }
+        return out.toString();
+    }
+
+    private static String sha256Hex(String value) {
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(value.getBytes(StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder(digest.length * 2);
+            for (byte b : digest) {
+                hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+            }
+            return hex.toString();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required by every Java platform", e);
+        }
+    }
+}

