@@ -136,16 +136,7 @@ class AcquireReleaseTest {
         throw new AssertionError("expected LockNotAcquiredException");
     }
 
-    static Optional<Long> serverHolder(String serverName) {
-        try (Connection connection = TestDatabase.shared().connect();
-                PreparedStatement statement = connection.prepareStatement("SELECT IS_USED_LOCK(?)")) {
-            statement.setString(1, serverName);
-            ResultSet rs = statement.executeQuery();
-            rs.next();
-            long id = rs.getLong(1);
-            return rs.wasNull() ? Optional.empty() : Optional.of(id);
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
+    private static Optional<Long> serverHolder(String serverName) {
+        return ServerState.holder(serverName);
     }
 }

@@ -27,6 +27,16 @@ public final class SqlErrors {
         return e.getErrorCode() == ER_SP_DOES_NOT_EXIST;
     }
 
+    /** The connection itself failed (SQLSTATE class 08): the session, and every named lock of it, is gone. */
+    public static boolean isConnectionFailure(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** A one-line description for messages: the driver's message with the server's error code and SQL state. */
     public static String describe(SQLException e) {
         return e.getMessage() + " (error " + e.getErrorCode() + ", SQLSTATE " + e.getSQLState() + ")";

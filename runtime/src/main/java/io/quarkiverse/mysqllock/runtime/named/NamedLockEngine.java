@@ -51,6 +51,8 @@ public final class NamedLockEngine implements LockEngine {
     /** Head room above a wait for the socket read timeout, so the driver does not give up on the server first. */
     private static final int NETWORK_TIMEOUT_MARGIN_MILLIS = 10_000;
     private static final int NAMES_PER_CHECK = 200;
+    /** How many dead pooled connections one acquisition replaces before it gives up. */
+    private static final int MAX_STALE_CONNECTIONS = 8;
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -94,66 +96,77 @@ public final class NamedLockEngine implements LockEngine {
         long start = System.nanoTime();
         long deadline = start + waitNanos;
         Thread me = Thread.currentThread();
-        PinnedSession session = lockAffineSession(me);
-        boolean fresh = false;
-        if (session != null) {
-            NamedLock mine = session.held.get(serverName);
-            if (mine != null && mine.isHeld()) {
-                mine.holds++;
+        for (int attempt = 1;; attempt++) {
+            PinnedSession session = lockAffineSession(me);
+            boolean fresh = false;
+            if (session != null) {
+                NamedLock mine = session.held.get(serverName);
+                if (mine != null && mine.isHeld()) {
+                    mine.holds++;
+                    session.mutex.unlock();
+                    return new NamedHandle(mine, this);
+                }
+            } else {
+                session = pin(name, me, deadline - System.nanoTime());
+                fresh = true;
+            }
+            try {
+                return acquireOn(session, fresh, name, serverName, start, deadline, throwIfBusy);
+            } catch (SQLException e) {
+                Duration waited = Duration.ofNanos(System.nanoTime() - start);
+                if (SqlErrors.isDeadlock(e)) {
+                    // The server refused this wait only; the session keeps every lock it held.
+                    retireIfEmpty(session);
+                    throw new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name
+                            + "' was not acquired: the server detected a deadlock. This thread holds other locks and"
+                            + " the holder of '" + name + "' waits for one of them. Acquire locks in one global order,"
+                            + " or release and retry: " + SqlErrors.describe(e), e);
+                }
+                failSession(session, e);
+                // A pooled connection that died idle (server restart, wait_timeout) is replaced, not reported.
+                if (!fresh || !SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
+                            "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                }
+                LOG.debugf(e, "Replacing a dead pooled connection for lock '%s'", name);
+            } finally {
                 session.mutex.unlock();
-                return new NamedHandle(mine, this);
             }
-        } else {
-            session = pin(name, me, deadline - start);
-            fresh = true;
         }
-        try {
-            Grant grant = getLock(session, serverName, deadline);
-            if (grant == Grant.GRANTED) {
-                NamedLock lock = new NamedLock(name, serverName, session, me, Instant.now());
-                session.held.put(serverName, lock);
-                local.put(serverName, lock);
-                if (fresh) {
-                    affinity.put(me, session);
-                    sessions.add(session);
-                }
-                if (closed) {
-                    releaseLocked(lock);
-                    throw new IllegalStateException("The lock manager is shut down");
-                }
-                return new NamedHandle(lock, this);
+    }
+
+    private LockHandle acquireOn(PinnedSession session, boolean fresh, String name, String serverName, long start,
+            long deadline, boolean throwIfBusy) throws SQLException {
+        Grant grant = getLock(session, serverName, deadline);
+        if (grant == Grant.GRANTED) {
+            NamedLock lock = new NamedLock(name, serverName, session, Thread.currentThread(), Instant.now());
+            session.held.put(serverName, lock);
+            local.put(serverName, lock);
+            if (fresh) {
+                affinity.put(session.affinity, session);
+                sessions.add(session);
             }
-            Duration waited = Duration.ofNanos(System.nanoTime() - start);
-            if (grant == Grant.INTERRUPTED) {
-                retireIfEmpty(session);
-                throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
-                        + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
-                        null);
+            if (closed) {
+                releaseLocked(lock);
+                throw new IllegalStateException("The lock manager is shut down");
             }
-            String holder = throwIfBusy ? describeHolder(session, serverName) : null;
+            return new NamedHandle(lock, this);
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        if (grant == Grant.INTERRUPTED) {
             retireIfEmpty(session);
-            if (!throwIfBusy) {
-                return null;
-            }
-            throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
-                    + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+            throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
+                    + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
                     null);
-        } catch (SQLException e) {
-            Duration waited = Duration.ofNanos(System.nanoTime() - start);
-            if (SqlErrors.isDeadlock(e)) {
-                // The server refused this wait only; the session keeps every lock it held.
-                retireIfEmpty(session);
-                throw new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name
-                        + "' was not acquired: the server detected a deadlock. This thread holds other locks and the"
-                        + " holder of '" + name + "' waits for one of them. Acquire locks in one global order, or release"
-                        + " and retry: " + SqlErrors.describe(e), e);
-            }
-            failSession(session, e);
-            throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
-                    "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
-        } finally {
-            session.mutex.unlock();
         }
+        String holder = throwIfBusy ? describeHolder(session, serverName) : null;
+        retireIfEmpty(session);
+        if (!throwIfBusy) {
+            return null;
+        }
+        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
+                + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                null);
     }
 
     /** The calling thread's session with its mutex held, or null if it has none that can still be used. */
@@ -535,22 +548,23 @@ public final class NamedLockEngine implements LockEngine {
 
     private Long serverHolder(String name, String serverName) {
         ensureOpen();
-        Connection pooled = connections.borrow(name, 0);
-        try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement("SELECT IS_USED_LOCK(?)")) {
-            statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                long id = rs.getLong(1);
-                return rs.wasNull() ? null : id;
-            }
-        } catch (SQLException e) {
-            connections.discard(pooled);
-            pooled = null;
-            throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
-                    + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
-        } finally {
-            if (pooled != null) {
-                connections.giveBack(pooled);
+        for (int attempt = 1;; attempt++) {
+            Connection pooled = connections.borrow(name, 0);
+            try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement("SELECT IS_USED_LOCK(?)")) {
+                statement.setString(1, serverName);
+                try (ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    long id = rs.getLong(1);
+                    Long holder = rs.wasNull() ? null : id;
+                    connections.giveBack(pooled);
+                    return holder;
+                }
+            } catch (SQLException e) {
+                connections.discard(pooled);
+                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
+                            + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+                }
             }
         }
     }

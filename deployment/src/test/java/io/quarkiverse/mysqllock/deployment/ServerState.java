@@ -1,0 +1,44 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/** What the server itself says, read on a connection of its own. */
+final class ServerState {
+
+    private ServerState() {
+    }
+
+    /** The session holding a named lock, by its server name. */
+    static Optional<Long> holder(String serverName) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            ResultSet rs = statement.executeQuery();
+            rs.next();
+            long id = rs.getLong(1);
+            return rs.wasNull() ? Optional.empty() : Optional.of(id);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static long queryLong(String sql, Object... args) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            ResultSet rs = statement.executeQuery();
+            rs.next();
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,90 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** Waiting is done by the server: MariaDB semantics, fractional waits passed to GET_LOCK. */
+class WaitingTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(WaitAssertions.class);
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void aWaiterGetsTheLockRightAfterTheHolderReleases() throws Exception {
+        WaitAssertions.waiterWakesPromptly(locks, "wait:handoff");
+    }
+
+    @Test
+    void subSecondWaitsTimeOutCloseToTheirDuration() throws Exception {
+        WaitAssertions.timesOutCloseTo(locks, "wait:short", Duration.ofMillis(300));
+    }
+
+    @Test
+    void wholeAndFractionalSecondWaitsTimeOutCloseToTheirDuration() throws Exception {
+        WaitAssertions.timesOutCloseTo(locks, "wait:long", Duration.ofMillis(1300));
+    }
+}
+
+/** The waiting checks, shared by the MariaDB and MySQL semantics tests. */
+final class WaitAssertions {
+
+    /** Hand-off measured from the moment release() returns: the waiter holds it within 50 ms. */
+    static void waiterWakesPromptly(LockManager locks, String name) throws Exception {
+        LockHandle holder = locks.acquire(name, Duration.ZERO);
+        CountDownLatch waiting = new CountDownLatch(1);
+        CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+            waiting.countDown();
+            LockHandle handle = locks.acquire(name, Duration.ofSeconds(10));
+            long at = System.nanoTime();
+            handle.release();
+            return at;
+        });
+        assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
+        // Give the waiter time to be inside GET_LOCK: if it is not yet, it takes the free lock at once anyway.
+        LockApp.await("the waiter to wait on the server", Duration.ofSeconds(5),
+                () -> ServerState.queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'") > 0);
+        holder.release();
+        long releasedAt = System.nanoTime();
+        long handOffMillis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt);
+        assertThat(handOffMillis).isLessThan(50);
+    }
+
+    static void timesOutCloseTo(LockManager locks, String name, Duration wait) throws Exception {
+        try (LockHandle holder = locks.acquire(name, Duration.ZERO)) {
+            long[] elapsed = new long[1];
+            LockNotAcquiredException busy = CompletableFuture.supplyAsync(() -> {
+                long start = System.nanoTime();
+                try {
+                    locks.acquire(name, wait);
+                    throw new AssertionError("acquired a held lock");
+                } catch (LockNotAcquiredException e) {
+                    elapsed[0] = System.nanoTime() - start;
+                    return e;
+                }
+            }).get(wait.toSeconds() + 10, TimeUnit.SECONDS);
+            assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
+            assertThat(Duration.ofNanos(elapsed[0])).isBetween(wait, wait.plusMillis(250));
+            assertThat(busy.waited()).isGreaterThanOrEqualTo(wait);
+            assertThatThrownBy(() -> CompletableFuture.supplyAsync(() -> locks.tryAcquire(name, wait)).get()
+                    .orElseThrow()).isInstanceOf(java.util.NoSuchElementException.class);
+        }
+    }
+}
