@@ -1,0 +1,34 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import jakarta.inject.Inject;
+
+import org.jboss.logmanager.ExtLogRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkus.test.QuarkusUnitTest;
+
+class FeatureTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app()
+            .setLogRecordPredicate(r -> r.getMessage() != null
+                    && (r.getMessage().contains("Installed features") || r.getMessage().contains("Distributed locks")))
+            .assertLogRecords(records -> {
+                String log = records.stream().map(r -> ((ExtLogRecord) r).getFormattedMessage()).reduce("", String::concat);
+                assertThat(log).contains("mysql-lock").contains("NAMED engine (GET_LOCK) on datasource '<default>'");
+            });
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void theLockManagerIsInjectable() {
+        assertThat(locks).isNotNull();
+        assertThat(locks.mode()).isEqualTo(LockMode.NAMED);
+    }
+}

@@ -1,0 +1,41 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** With DDL creation disabled, a missing table is an error that gives the DDL, and the lock itself is unharmed. */
+class MissingLockTableTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app()
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.lease.table", "absent_lock_table")
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.lease.create-table", "false");
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void theErrorCarriesTheDdlToRun() {
+        try (LockHandle handle = locks.acquire("missing:table", Duration.ZERO)) {
+            assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("absent_lock_table")
+                    .hasMessageContaining("quarkus.mysql-lock.lease.create-table=false")
+                    .hasMessageContaining("CREATE TABLE IF NOT EXISTS absent_lock_table");
+            assertThat(handle.isValid()).isTrue();
+            assertThat(ServerState.holder("missing:table")).isPresent();
+        }
+        assertThat(ServerState.queryLong("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_NAME ="
+                + " 'absent_lock_table'")).isZero();
+    }
+}

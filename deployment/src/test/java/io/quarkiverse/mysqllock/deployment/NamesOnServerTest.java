@@ -1,0 +1,61 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.runtime.LockNames;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** Long, unicode and case-variant names on a real server, under a namespace. */
+class NamesOnServerTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app()
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.namespace", "tenant-a");
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void everyKindOfNameLocksAndTheNamespaceIsOnTheServer() throws Exception {
+        LockNames names = LockNames.withNamespace("tenant-a");
+        for (String name : List.of("plain", "Case:Sensitive", "x".repeat(300), "заказ:1001", "订单:7", "emoji:🔒")) {
+            try (LockHandle handle = locks.acquire(name, Duration.ZERO)) {
+                assertThat(ServerState.holder(names.serverName(name))).as(name).isPresent();
+                assertThat(otherThreadTries(name)).as(name).isFalse();
+                assertThat(handle.fencingToken()).isPositive();
+            }
+            assertThat(ServerState.holder(names.serverName(name))).as(name).isEmpty();
+        }
+        try (LockHandle plain = locks.acquire("plain", Duration.ZERO)) {
+            assertThat(ServerState.holder("tenant-a:plain")).isPresent();
+            assertThat(ServerState.holder("plain")).isEmpty();
+        }
+    }
+
+    @Test
+    void namesThatDifferOnlyInCaseAreDifferentLocks() throws Exception {
+        try (LockHandle lower = locks.acquire("order:abc", Duration.ZERO)) {
+            assertThat(otherThreadTries("order:ABC")).isTrue();
+            assertThat(otherThreadTries("Order:abc")).isTrue();
+            assertThat(otherThreadTries("order:abc")).isFalse();
+        }
+    }
+
+    private boolean otherThreadTries(String name) throws Exception {
+        Optional<LockHandle> handle = CompletableFuture.supplyAsync(() -> locks.tryAcquire(name)).get();
+        handle.ifPresent(LockHandle::release);
+        return handle.isPresent();
+    }
+}
