@@ -1,0 +1,83 @@
+package io.quarkiverse.mysqllock.it;
+
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+
+import jakarta.inject.Inject;
+import jakarta.ws.rs.DefaultValue;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockManager;
+import io.smallrye.mutiny.Uni;
+
+/** LockManager used from REST endpoints, blocking and reactive. */
+@Path("/locks")
+@Produces(MediaType.APPLICATION_JSON)
+public class LockResource {
+
+    @Inject
+    LockManager locks;
+
+    /** Who holds the lock. */
+    @GET
+    @Path("/{name}")
+    public Response inspect(@PathParam("name") String name) {
+        Optional<LockInfo> info = locks.inspect(name);
+        return info.map(i -> Response.ok(i).build()).orElseGet(() -> Response.status(404).build());
+    }
+
+    /** Holds the lock for {@code holdMs} on a worker thread; busy after {@code waitMs} maps to 409. */
+    @POST
+    @Path("/{name}")
+    public Map<String, Object> hold(@PathParam("name") String name, @QueryParam("waitMs") @DefaultValue("0") long waitMs,
+            @QueryParam("holdMs") @DefaultValue("0") long holdMs) throws InterruptedException {
+        try (LockHandle handle = locks.acquire(name, Duration.ofMillis(waitMs))) {
+            long fence = handle.fencingToken();
+            Thread.sleep(holdMs);
+            return result(name, fence);
+        }
+    }
+
+    /** Acquires without blocking the event loop. */
+    @GET
+    @Path("/{name}/async")
+    public Uni<Map<String, Object>> holdAsync(@PathParam("name") String name,
+            @QueryParam("waitMs") @DefaultValue("0") long waitMs) {
+        return locks.acquireAsync(name, Duration.ofMillis(waitMs)).map(handle -> {
+            try (handle) {
+                return result(name, handle.fencingToken());
+            }
+        });
+    }
+
+    /** Calls the blocking API on the event loop (a Uni-returning endpoint without @Blocking): refused. */
+    @GET
+    @Path("/{name}/blocking-on-event-loop")
+    public Uni<String> blockingOnEventLoop(@PathParam("name") String name) {
+        try {
+            locks.tryAcquire(name).ifPresent(LockHandle::release);
+            return Uni.createFrom().item("blocked the event loop");
+        } catch (IllegalStateException e) {
+            return Uni.createFrom().item(e.getMessage());
+        }
+    }
+
+    private static Map<String, Object> result(String name, long fence) {
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("lock", name);
+        result.put("fencingToken", fence);
+        result.put("thread", Thread.currentThread().getName());
+        return result;
+    }
+}

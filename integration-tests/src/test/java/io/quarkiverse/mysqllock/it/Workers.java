@@ -1,0 +1,39 @@
+package io.quarkiverse.mysqllock.it;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/** Starts instances of the application as separate JVMs running the {@link ContentionWorker}. */
+final class Workers {
+
+    private Workers() {
+    }
+
+    static Path jar() {
+        Path jar = Path.of(System.getProperty("app.jar", "target/quarkus-app/quarkus-run.jar"));
+        if (!Files.exists(jar)) {
+            throw new IllegalStateException(jar + " does not exist: build the application first (mvn package)");
+        }
+        return jar;
+    }
+
+    static AppProcess start(TestDatabase db, String instance, Map<String, String> worker, PrintStream echo) {
+        Map<String, String> properties = new LinkedHashMap<>();
+        properties.put("quarkus.http.port", "0");
+        properties.put("quarkus.datasource.jdbc.url", db.jdbcUrl());
+        properties.put("quarkus.datasource.username", db.user());
+        properties.put("quarkus.datasource.password", db.password());
+        properties.put("quarkus.mysql-lock.instance-id", instance);
+        properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
+        properties.put("lock-demo.worker.enabled", "true");
+        properties.put("lock-demo.worker.instance", instance);
+        worker.forEach((key, value) -> properties.put("lock-demo.worker." + key, value));
+        return AppProcess.start(instance, jar(), properties, echo);
+    }
+}
