@@ -24,6 +24,11 @@ final class Workers {
     }
 
     static AppProcess start(TestDatabase db, String instance, Map<String, String> worker, PrintStream echo) {
+        return start(db, instance, worker, echo, line -> true);
+    }
+
+    static AppProcess start(TestDatabase db, String instance, Map<String, String> worker, PrintStream echo,
+            java.util.function.Predicate<String> echoed) {
         Map<String, String> properties = new LinkedHashMap<>();
         properties.put("quarkus.http.port", "0");
         properties.put("quarkus.datasource.jdbc.url", db.jdbcUrl());
@@ -34,6 +39,6 @@ final class Workers {
         properties.put("lock-demo.worker.enabled", "true");
         properties.put("lock-demo.worker.instance", instance);
         worker.forEach((key, value) -> properties.put("lock-demo.worker." + key, value));
-        return AppProcess.start(instance, jar(), properties, echo);
+        return AppProcess.start(instance, jar(), properties, echo, echoed);
     }
 }

@@ -26,7 +26,7 @@ public final class AppProcess implements AutoCloseable {
     private final Process process;
     private final List<String> lines = new CopyOnWriteArrayList<>();
 
-    private AppProcess(String name, Process process, PrintStream echo) {
+    private AppProcess(String name, Process process, PrintStream echo, Predicate<String> echoed) {
         this.name = name;
         this.process = process;
         Thread pump = new Thread(() -> {
@@ -35,7 +35,7 @@ public final class AppProcess implements AutoCloseable {
                 String line;
                 while ((line = reader.readLine()) != null) {
                     lines.add(line);
-                    if (echo != null) {
+                    if (echo != null && echoed.test(line)) {
                         echo.println("[" + name + "] " + line);
                     }
                 }
@@ -53,6 +53,12 @@ public final class AppProcess implements AutoCloseable {
      * @param echo where to print the process's output as it comes, or null to keep it only
      */
     public static AppProcess start(String name, Path jar, Map<String, String> properties, PrintStream echo) {
+        return start(name, jar, properties, echo, line -> true);
+    }
+
+    /** As {@link #start(String, Path, Map, PrintStream)}, echoing only the lines that match. */
+    public static AppProcess start(String name, Path jar, Map<String, String> properties, PrintStream echo,
+            Predicate<String> echoed) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("-Xmx256m");
@@ -63,7 +69,7 @@ public final class AppProcess implements AutoCloseable {
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .directory(new File(System.getProperty("java.io.tmpdir"))).start();
-            return new AppProcess(name, process, echo);
+            return new AppProcess(name, process, echo, echoed);
         } catch (IOException e) {
             throw new UncheckedIOException("Could not start " + name + ": " + command, e);
         }

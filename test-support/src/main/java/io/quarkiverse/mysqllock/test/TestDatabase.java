@@ -7,11 +7,11 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Properties;
 import java.util.function.Consumer;
 
 import javax.management.JMException;
@@ -183,8 +183,13 @@ public final class TestDatabase {
             db.start();
             String url = "jdbc:mysql://127.0.0.1:" + port + "/" + SCHEMA;
             TestDatabase database = new TestDatabase(command -> control(db, command), url, "root", "");
-            database.createSchema();
             Runtime.getRuntime().addShutdownHook(new Thread(database::stopQuietly, "mlk-mariadb-stop"));
+            try {
+                database.createSchema();
+            } catch (RuntimeException e) {
+                database.stopQuietly();
+                throw e;
+            }
             return database;
         } catch (ManagedProcessException e) {
             throw new IllegalStateException("Could not start the embedded MariaDB server", e);
@@ -195,7 +200,7 @@ public final class TestDatabase {
 
     private void createSchema() {
         String serverUrl = jdbcUrl.substring(0, jdbcUrl.lastIndexOf('/') + 1);
-        try (Connection connection = DriverManager.getConnection(serverUrl, user, password);
+        try (Connection connection = connect(serverUrl);
                 Statement statement = connection.createStatement()) {
             statement.execute("CREATE DATABASE IF NOT EXISTS " + SCHEMA);
         } catch (SQLException e) {
@@ -229,7 +234,19 @@ public final class TestDatabase {
 
     /** A new connection outside any pool, for test set-up and checks. */
     public Connection connect() throws SQLException {
-        return DriverManager.getConnection(jdbcUrl, user, password);
+        return connect(jdbcUrl);
+    }
+
+    /** The driver directly: DriverManager does not see drivers of isolated class loaders (exec:java, Quarkus). */
+    private Connection connect(String url) throws SQLException {
+        Properties properties = new Properties();
+        properties.setProperty("user", user);
+        properties.setProperty("password", password);
+        Connection connection = new com.mysql.cj.jdbc.Driver().connect(url, properties);
+        if (connection == null) {
+            throw new SQLException("Not a MySQL Connector/J URL: " + url);
+        }
+        return connection;
     }
 
     /** Runs one statement on a new connection. */
