@@ -107,10 +107,12 @@ public final class ConnectionSource implements AutoCloseable {
         String property = DataSourceNames.isDefault(dataSourceName) ? "quarkus.datasource.jdbc.max-size"
                 : "quarkus.datasource.\"" + dataSourceName + "\".jdbc.max-size";
         return new LockNotAcquiredException(lockName, waited, Reason.POOL_EXHAUSTED, null,
-                "No connection of datasource '" + dataSourceName + "' became free within " + waited.toMillis()
-                        + " ms to acquire lock '" + lockName + "': the pool is exhausted (max-size " + maxSize
-                        + "). Each held NAMED lock keeps one connection out of the pool while it is held. Raise "
-                        + property + ", hold fewer locks at once, or raise quarkus.mysql-lock.connection-wait",
+                "No connection of datasource '" + dataSourceName + "' could be had within " + waited.toMillis()
+                        + " ms to acquire lock '" + lockName + "'. Either the pool is exhausted (max-size " + maxSize
+                        + "; each thread holding NAMED locks keeps one connection out of the pool): raise " + property
+                        + ", hold fewer locks at once, or raise quarkus.mysql-lock.connection-wait. Or opening a new"
+                        + " connection takes longer than that: check that the database is reachable and answers"
+                        + " promptly (slow DNS resolution on the server is a common cause)",
                 cause);
     }
 
