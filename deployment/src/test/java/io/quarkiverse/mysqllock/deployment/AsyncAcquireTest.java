@@ -68,8 +68,7 @@ class AsyncAcquireTest {
                 .with(handle -> {
                     throw new AssertionError("a cancelled subscriber got the lock");
                 });
-        LockApp.await("the acquisition to wait on the server", Duration.ofSeconds(5), () -> ServerState.queryLong(
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'") > 0);
+        LockApp.await("the acquisition to wait on the server", Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() > 0);
         subscription.cancel();
         long holderSession = ServerState.holder("async:cancel").orElseThrow();
         holder.release();

@@ -47,8 +47,7 @@ class DeadlockTest {
             try (LockHandle b = locks.acquire("deadlock:b", Duration.ZERO)) {
                 bothHold.countDown();
                 await(bothHold);
-                LockApp.await("the first thread to wait for b", Duration.ofSeconds(5), () -> ServerState.queryLong(
-                        "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'") > 0);
+                LockApp.await("the first thread to wait for b", Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() > 0);
                 try (LockHandle a = locks.acquire("deadlock:a", Duration.ofSeconds(20))) {
                     return "acquired";
                 } catch (LockNotAcquiredException e) {

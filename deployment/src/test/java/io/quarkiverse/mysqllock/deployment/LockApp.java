@@ -23,6 +23,14 @@ final class LockApp {
         return test;
     }
 
+    /** Whether another thread gets the lock at once (released again if it does). */
+    static boolean otherThreadAcquires(io.quarkiverse.mysqllock.LockManager locks, String name) throws Exception {
+        java.util.Optional<io.quarkiverse.mysqllock.LockHandle> handle = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> locks.tryAcquire(name)).get();
+        handle.ifPresent(io.quarkiverse.mysqllock.LockHandle::release);
+        return handle.isPresent();
+    }
+
     /** Polls until the condition holds, failing after the deadline. */
     static void await(String what, Duration deadline, java.util.function.BooleanSupplier condition) {
         long end = System.nanoTime() + deadline.toNanos();

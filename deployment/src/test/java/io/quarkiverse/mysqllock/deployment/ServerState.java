@@ -28,6 +28,11 @@ final class ServerState {
         }
     }
 
+    /** How many sessions are inside a GET_LOCK wait now. */
+    static long waitingInGetLock() {
+        return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'");
+    }
+
     static long queryLong(String sql, Object... args) {
         try (Connection connection = TestDatabase.shared().connect();
                 PreparedStatement statement = connection.prepareStatement(sql)) {
