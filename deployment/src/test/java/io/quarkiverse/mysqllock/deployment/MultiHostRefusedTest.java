@@ -15,7 +15,8 @@ class MultiHostRefusedTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.datasource.jdbc.url", URL),
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.datasource.jdbc.url", URL)
+                    .overrideConfigKey("quarkus.mysql-lock.mode", "named"),
             "cannot hold named locks", "replication, load-balancing or failover", "not replicated");
 
     @Test

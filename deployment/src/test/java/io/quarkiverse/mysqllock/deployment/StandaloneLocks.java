@@ -23,6 +23,10 @@ final class StandaloneLocks implements AutoCloseable {
     final MySqlLockManager locks;
 
     StandaloneLocks(String instanceId) {
+        this(instanceId, MySqlLockRuntimeConfig.Mode.AUTO);
+    }
+
+    StandaloneLocks(String instanceId, MySqlLockRuntimeConfig.Mode mode) {
         TestDatabase db = TestDatabase.shared();
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
@@ -33,7 +37,7 @@ final class StandaloneLocks implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-        locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId));
+        locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode));
     }
 
     @Override
@@ -42,7 +46,12 @@ final class StandaloneLocks implements AutoCloseable {
         dataSource.close();
     }
 
-    private record Config(String id) implements MySqlLockRuntimeConfig {
+    private record Config(String id, Mode mode) implements MySqlLockRuntimeConfig {
+        @Override
+        public Optional<Boolean> replication() {
+            return Optional.empty();
+        }
+
         @Override
         public Optional<String> namespace() {
             return Optional.empty();
@@ -84,6 +93,16 @@ final class StandaloneLocks implements AutoCloseable {
                 @Override
                 public boolean createTable() {
                     return true;
+                }
+
+                @Override
+                public Duration ttl() {
+                    return Duration.ofSeconds(30);
+                }
+
+                @Override
+                public Optional<Duration> renewInterval() {
+                    return Optional.empty();
                 }
             };
         }

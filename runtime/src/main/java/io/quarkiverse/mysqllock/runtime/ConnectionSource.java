@@ -116,6 +116,42 @@ public final class ConnectionSource implements AutoCloseable {
                 cause);
     }
 
+    /**
+     * A pooled connection for single autocommit statements, beneath the pool's wrapper: autocommit is switched on if
+     * the pool hands connections out without it, and switched back by {@link #giveBack(Borrowed)}.
+     */
+    public Borrowed borrowForStatements(String lockName, long remainingNanos) throws SQLException {
+        Connection pooled = borrow(lockName, remainingNanos);
+        try {
+            Connection raw = raw(pooled);
+            boolean autoCommitWasOff = !raw.getAutoCommit();
+            if (autoCommitWasOff) {
+                raw.setAutoCommit(true);
+            }
+            return new Borrowed(pooled, raw, autoCommitWasOff);
+        } catch (SQLException | RuntimeException e) {
+            discard(pooled);
+            throw e;
+        }
+    }
+
+    /** A connection borrowed for statements: the pool's wrapper and the driver's connection beneath it. */
+    public record Borrowed(Connection pooled, Connection raw, boolean autoCommitWasOff) {
+    }
+
+    /** Returns a connection borrowed for statements, as the pool lent it. */
+    public void giveBack(Borrowed borrowed) {
+        try {
+            if (borrowed.autoCommitWasOff()) {
+                borrowed.raw().setAutoCommit(false);
+            }
+        } catch (SQLException e) {
+            discard(borrowed.pooled());
+            return;
+        }
+        giveBack(borrowed.pooled());
+    }
+
     /** The driver's connection beneath the pool's wrapper. */
     public static Connection raw(Connection pooled) throws SQLException {
         return pooled.unwrap(Connection.class);

@@ -40,24 +40,18 @@ public final class LockTable {
         return table;
     }
 
-    /** The statement that creates the table. */
-    public String ddl() {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (\n"
-                + "  name VARCHAR(" + LockNames.MAX_SERVER_NAME + ") CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
-                + "  owner VARCHAR(255) NULL,\n"
-                + "  expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',\n"
-                + "  fence BIGINT NOT NULL DEFAULT 0,\n"
-                + "  PRIMARY KEY (name)\n"
-                + ") ENGINE=InnoDB";
+    /** Whether a missing table may be created. */
+    public boolean createTable() {
+        return createTable;
     }
 
     /**
-     * Increments and returns the fence of a name, in one round trip once the row exists. Runs in autocommit mode on the
-     * connection that holds the lock, so that it succeeds only while that session, and so the lock, is alive.
+     * Runs {@code work}; if the table is missing, creates it (or explains how, when creation is disabled) and runs it
+     * again.
      */
-    public long nextFence(Connection connection, String serverName) throws SQLException {
+    public <T> T withTable(Connection connection, SqlWork<T> work) throws SQLException {
         try {
-            return incrementOrSeed(connection, serverName);
+            return work.run();
         } catch (SQLException e) {
             if (!SqlErrors.isMissingTable(e)) {
                 throw e;
@@ -69,7 +63,41 @@ public final class LockTable {
             try (Statement statement = connection.createStatement()) {
                 statement.execute(ddl());
             }
-            return incrementOrSeed(connection, serverName);
+            return work.run();
+        }
+    }
+
+    /** A piece of JDBC work. */
+    @FunctionalInterface
+    public interface SqlWork<T> {
+        T run() throws SQLException;
+    }
+
+    /** The statement that creates the table. */
+    public String ddl() {
+        return "CREATE TABLE IF NOT EXISTS " + table + " (\n"
+                + "  name VARCHAR(" + LockNames.MAX_SERVER_NAME + ") CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
+                + "  owner VARCHAR(255) NULL,\n"
+                + "  acquired_at DATETIME(6) NULL,\n"
+                + "  expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',\n"
+                + "  fence BIGINT NOT NULL DEFAULT 0,\n"
+                + "  PRIMARY KEY (name)\n"
+                + ") ENGINE=InnoDB";
+    }
+
+    /**
+     * Increments and returns the fence of a name, in one round trip once the row exists. Runs in autocommit mode on the
+     * connection that holds the lock, so that it succeeds only while that session, and so the lock, is alive.
+     */
+    public long nextFence(Connection connection, String serverName) throws SQLException {
+        return withTable(connection, () -> incrementOrSeed(connection, serverName));
+    }
+
+    /** Makes sure the row of a name exists; true if this call created it. */
+    public boolean seed(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(seed)) {
+            statement.setString(1, serverName);
+            return statement.executeUpdate() == 1;
         }
     }
 
@@ -78,10 +106,7 @@ public final class LockTable {
         if (fence > 0) {
             return fence;
         }
-        try (PreparedStatement statement = connection.prepareStatement(seed)) {
-            statement.setString(1, serverName);
-            statement.executeUpdate();
-        }
+        seed(connection, serverName);
         fence = increment(connection, serverName);
         if (fence <= 0) {
             throw new SQLException("The lock table '" + table + "' has no row for '" + serverName + "' after seeding it");

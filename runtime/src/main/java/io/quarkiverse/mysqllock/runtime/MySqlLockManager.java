@@ -135,8 +135,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return engine.mode();
     }
 
+    /** The engine in use (choosing it now if it was not chosen yet). */
     public LockEngine engine() {
-        return engine;
+        return engine instanceof SelectingEngine selecting ? selecting.engine() : engine;
     }
 
     @Override

@@ -1,18 +1,19 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
-
-import org.jboss.logging.Logger;
+import java.util.Optional;
 
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 /** Checks the configuration and the datasource, then builds the manager. Needs no database connection. */
 public final class MySqlLockManagerFactory {
 
-    private static final Logger LOG = Logger.getLogger(MySqlLockManagerFactory.class);
+    static final Duration MIN_TTL = Duration.ofMillis(500);
 
     private MySqlLockManagerFactory() {
     }
@@ -30,19 +31,35 @@ public final class MySqlLockManagerFactory {
             throw new ConfigurationException(e.getMessage(), e);
         }
 
+        Duration ttl = config.lease().ttl();
+        if (ttl.compareTo(MIN_TTL) < 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.ttl=" + ttl + " must be at least " + MIN_TTL);
+        }
+        Duration renewInterval = config.lease().renewInterval().orElse(ttl.dividedBy(3));
+        requirePositive("quarkus.mysql-lock.lease.renew-interval", renewInterval);
+        if (renewInterval.compareTo(ttl) >= 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval
+                    + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
+                    + ", or leases expire before they are renewed");
+        }
+
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
                 .connectionFactoryConfiguration();
-        JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties()).ifPresent(problem -> {
+        Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties());
+        if (config.mode() == Mode.NAMED && urlProblem.isPresent()) {
             throw new ConfigurationException("quarkus-mysql-lock cannot hold named locks on datasource '"
-                    + dataSourceName + "': " + problem + ". Point quarkus.mysql-lock.datasource at a datasource with a"
-                    + " single-host URL of the primary server.");
-        });
+                    + dataSourceName + "': " + urlProblem.get() + ". Point quarkus.mysql-lock.datasource at a datasource"
+                    + " with a single-host URL of the primary server, or use quarkus.mysql-lock.mode=lease (or auto).");
+        }
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait());
-        NamedLockEngine engine = new NamedLockEngine(connections, table, identity, config.serverFlavor(),
-                config.named().keepaliveInterval());
-        LOG.infof("Distributed locks: NAMED engine (GET_LOCK) on datasource '%s' as %s", dataSourceName, identity);
+        SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections,
+                identity,
+                () -> new NamedLockEngine(connections, table, identity, config.serverFlavor(),
+                        config.named().keepaliveInterval()),
+                () -> new LeaseEngine(connections, table, identity, ttl, renewInterval));
+        engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait());
     }
 

@@ -15,6 +15,21 @@ import io.smallrye.config.WithDefault;
 public interface MySqlLockRuntimeConfig {
 
     /**
+     * The engine: {@code auto} picks {@code lease} when replication is configured (see {@code replication}) and
+     * {@code named} otherwise, and logs why; {@code named} uses the server's named locks ({@code GET_LOCK}), which are
+     * not replicated; {@code lease} uses leases in the lock table.
+     */
+    @WithDefault("auto")
+    Mode mode();
+
+    /**
+     * Whether the database is replicated, for {@code mode=auto}. {@code true} picks the LEASE engine; {@code false}
+     * picks NAMED and skips detection. Unset: detected from the JDBC URL (replication, load-balance, multi-host) and
+     * from what the server reports (Galera, group replication, a running replica thread, connected replicas).
+     */
+    Optional<Boolean> replication();
+
+    /**
      * A prefix added to every lock name on the server, so that applications sharing one database server do not see
      * each other's locks. Letters, digits, {@code _ - . :} only, at most 32 characters.
      */
@@ -65,6 +80,13 @@ public interface MySqlLockRuntimeConfig {
     }
 
     interface Lease {
+        /** How long a lease lasts unless renewed. The watchdog renews held leases long before it ends. */
+        @WithDefault("30s")
+        Duration ttl();
+
+        /** How often held leases are renewed. Unset: a third of the ttl. Must be shorter than the ttl. */
+        Optional<Duration> renewInterval();
+
         /** The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). */
         @WithDefault("mysql_lock")
         String table();
@@ -72,6 +94,13 @@ public interface MySqlLockRuntimeConfig {
         /** Create the lock table on first use when it does not exist. */
         @WithDefault("true")
         boolean createTable();
+    }
+
+    /** The engine choice. */
+    enum Mode {
+        AUTO,
+        NAMED,
+        LEASE
     }
 
     /** Which server's named-lock semantics apply. */

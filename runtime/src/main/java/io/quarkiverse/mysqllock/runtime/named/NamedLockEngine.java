@@ -14,11 +14,9 @@ import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 
 import org.jboss.logging.Logger;
 
@@ -29,6 +27,9 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.LockHold;
+import io.quarkiverse.mysqllock.runtime.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
 import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
@@ -43,7 +44,7 @@ import io.quarkus.runtime.BlockingOperationControl;
  * reach the server. A session goes back to the pool only after the server confirmed it holds no named lock
  * ({@code RELEASE_ALL_LOCKS() = 0}); a session whose state is in doubt is destroyed, which frees its locks on the server.
  */
-public final class NamedLockEngine implements LockEngine {
+public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> {
 
     private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
     /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
@@ -66,7 +67,7 @@ public final class NamedLockEngine implements LockEngine {
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService keepalive;
-    private final ExecutorService notifier;
+    private final LossNotifier notifier = new LossNotifier();
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, ServerFlavor flavor,
             Duration keepaliveInterval) {
@@ -77,7 +78,6 @@ public final class NamedLockEngine implements LockEngine {
         if (flavor != ServerFlavor.AUTO) {
             this.fractionalWaits = flavor == ServerFlavor.MARIADB;
         }
-        this.notifier = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-lost-"));
         this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
         long period = keepaliveInterval.toNanos();
         keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
@@ -104,7 +104,7 @@ public final class NamedLockEngine implements LockEngine {
                 if (mine != null && mine.isHeld()) {
                     mine.holds++;
                     session.mutex.unlock();
-                    return new NamedHandle(mine, this);
+                    return new LockHold<>(mine, this);
                 }
             } else {
                 session = pin(name, me, deadline - System.nanoTime());
@@ -150,7 +150,7 @@ public final class NamedLockEngine implements LockEngine {
                 releaseLocked(lock);
                 throw new IllegalStateException("The lock manager is shut down");
             }
-            return new NamedHandle(lock, this);
+            return new LockHold<>(lock, this);
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (grant == Grant.INTERRUPTED) {
@@ -300,7 +300,8 @@ public final class NamedLockEngine implements LockEngine {
 
     // --- release ---
 
-    void release(NamedLock lock) {
+    @Override
+    public void release(NamedLock lock) {
         if (!BlockingOperationControl.isBlockingAllowed()) {
             // Never block an event loop: the handle is already invalid, the server statement follows on a worker.
             connections.executor().execute(() -> release(lock));
@@ -405,25 +406,13 @@ public final class NamedLockEngine implements LockEngine {
     }
 
     private void lose(NamedLock lock, LockLostException.Reason reason, String message, Throwable cause) {
-        LockLostException lost = new LockLostException(lock.name, reason, message, cause);
-        List<Consumer<LockLostException>> listeners = lock.markLost(lost);
-        if (lock.lost == lost) {
-            LOG.warn(message);
-        }
-        for (Consumer<LockLostException> listener : listeners) {
-            notifier.execute(() -> {
-                try {
-                    listener.accept(lost);
-                } catch (RuntimeException e) {
-                    LOG.errorf(e, "An onLost listener of lock '%s' failed", lock.name);
-                }
-            });
-        }
+        notifier.lose(lock, reason, message, cause);
     }
 
     // --- fencing ---
 
-    long fencingToken(NamedLock lock) {
+    @Override
+    public long fencingToken(NamedLock lock) {
         PinnedSession session = lock.session;
         session.mutex.lock();
         try {
@@ -592,12 +581,7 @@ public final class NamedLockEngine implements LockEngine {
         for (PinnedSession session : List.copyOf(sessions)) {
             closeSession(session);
         }
-        notifier.shutdown();
-        try {
-            notifier.awaitTermination(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        notifier.close();
         connections.close();
     }
 

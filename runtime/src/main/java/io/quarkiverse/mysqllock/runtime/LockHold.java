@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime.named;
+package io.quarkiverse.mysqllock.runtime;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
@@ -6,20 +6,16 @@ import java.util.function.Consumer;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 
-/** One hold of a {@link NamedLock}: each acquisition, nested or not, gets its own handle to release once. */
-final class NamedHandle implements LockHandle {
+/** One hold of a lock: each acquisition, nested or not, gets its own handle to release once. */
+public final class LockHold<L extends HeldLock> implements LockHandle {
 
-    private final NamedLock lock;
-    private final NamedLockEngine engine;
+    private final L lock;
+    private final HoldEngine<L> engine;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    NamedHandle(NamedLock lock, NamedLockEngine engine) {
+    public LockHold(L lock, HoldEngine<L> engine) {
         this.lock = lock;
         this.engine = engine;
-    }
-
-    NamedLock lock() {
-        return lock;
     }
 
     @Override
@@ -31,6 +27,11 @@ final class NamedHandle implements LockHandle {
     public long fencingToken() {
         if (released.get()) {
             throw new IllegalStateException("Lock '" + lock.name + "' was released: its fencing token is no longer valid");
+        }
+        LockLostException lost = lock.lost;
+        if (lost != null) {
+            throw new LockLostException(lock.name, lost.reason(),
+                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lost);
         }
         return engine.fencingToken(lock);
     }

@@ -1,0 +1,54 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+
+import io.quarkiverse.mysqllock.LockLostException;
+
+/**
+ * A lock an engine holds for this instance, shared by the nested holds of its owner thread. Each engine guards its
+ * mutable state; {@link #lost} and {@link #released} may be read by any thread.
+ */
+public abstract class HeldLock {
+
+    public final String name;
+    public final String serverName;
+    public final Thread owner;
+    public final Instant since;
+    private final List<Consumer<LockLostException>> listeners = new CopyOnWriteArrayList<>();
+
+    /** Set once, when the lock is no longer held for us. */
+    public volatile LockLostException lost;
+    /** Set once, when the last hold was released. */
+    public volatile boolean released;
+
+    protected HeldLock(String name, String serverName, Thread owner, Instant since) {
+        this.name = name;
+        this.serverName = serverName;
+        this.owner = owner;
+        this.since = since;
+    }
+
+    public boolean isHeld() {
+        return lost == null && !released;
+    }
+
+    /** Registers a listener; returns false if the lock is already lost (the caller then calls it itself). */
+    boolean addListener(Consumer<LockLostException> listener) {
+        listeners.add(listener);
+        return lost == null || !listeners.remove(listener);
+    }
+
+    /** Marks the lock lost; returns the listeners to notify, each exactly once. */
+    List<Consumer<LockLostException>> markLost(LockLostException cause) {
+        if (lost != null || released) {
+            return List.of();
+        }
+        lost = cause;
+        List<Consumer<LockLostException>> toNotify = List.copyOf(listeners);
+        listeners.removeAll(toNotify);
+        return toNotify;
+    }
+}

@@ -1,0 +1,11 @@
+package io.quarkiverse.mysqllock.runtime;
+
+/** What a {@link LockHold} asks of the engine that granted its lock. */
+public interface HoldEngine<L extends HeldLock> {
+
+    /** Ends one hold; the lock is released when its last hold ends. */
+    void release(L lock);
+
+    /** The lock's fencing token. */
+    long fencingToken(L lock);
+}

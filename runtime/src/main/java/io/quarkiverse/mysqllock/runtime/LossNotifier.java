@@ -1,0 +1,53 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockLostException;
+
+/** Marks locks lost and calls their listeners on threads of its own, so a slow listener delays no one. */
+public final class LossNotifier implements AutoCloseable {
+
+    private static final Logger LOG = Logger.getLogger(LossNotifier.class);
+
+    private final ExecutorService listeners = Executors
+            .newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-lost-"));
+
+    /** Marks the lock lost, logs it once and notifies each listener once. */
+    public void lose(HeldLock lock, LockLostException.Reason reason, String message, Throwable cause) {
+        LockLostException lost = new LockLostException(lock.name, reason, message, cause);
+        List<Consumer<LockLostException>> toNotify = lock.markLost(lost);
+        if (lock.lost != lost) {
+            return;
+        }
+        if (reason == LockLostException.Reason.SHUTDOWN) {
+            LOG.info(message);
+        } else {
+            LOG.warn(message);
+        }
+        for (Consumer<LockLostException> listener : toNotify) {
+            listeners.execute(() -> {
+                try {
+                    listener.accept(lost);
+                } catch (RuntimeException e) {
+                    LOG.errorf(e, "An onLost listener of lock '%s' failed", lock.name);
+                }
+            });
+        }
+    }
+
+    @Override
+    public void close() {
+        listeners.shutdown();
+        try {
+            listeners.awaitTermination(2, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,174 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.topology.Topology;
+import io.quarkiverse.mysqllock.runtime.topology.TopologyProbe;
+import io.quarkus.runtime.configuration.ConfigurationException;
+
+/**
+ * Chooses the engine once, by {@code quarkus.mysql-lock.mode} and the database's topology, and logs why. The choice
+ * is made at start-up when the database answers, else at first use: an application whose database is down starts
+ * anyway.
+ */
+public final class SelectingEngine implements LockEngine {
+
+    private static final Logger LOG = Logger.getLogger(SelectingEngine.class);
+
+    private final Mode mode;
+    private final Optional<Boolean> replication;
+    private final Optional<String> urlProblem;
+    private final ConnectionSource connections;
+    private final String identity;
+    private final Supplier<LockEngine> named;
+    private final Supplier<LockEngine> lease;
+    private volatile LockEngine chosen;
+    private volatile String reason;
+
+    public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
+            ConnectionSource connections, String identity, Supplier<LockEngine> named, Supplier<LockEngine> lease) {
+        this.mode = mode;
+        this.replication = replication;
+        this.urlProblem = urlProblem;
+        this.connections = connections;
+        this.identity = identity;
+        this.named = named;
+        this.lease = lease;
+    }
+
+    /** Chooses now if the database answers; a refusal (NAMED on Galera, ...) stops the start-up. */
+    public void chooseIfPossible() {
+        try {
+            engine();
+        } catch (ConfigurationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            LOG.warnf("The lock database did not answer at start-up (%s); the lock engine will be chosen at first use",
+                    e.getMessage());
+        }
+    }
+
+    /** The engine, chosen on first call. */
+    public LockEngine engine() {
+        LockEngine engine = chosen;
+        if (engine != null) {
+            return engine;
+        }
+        synchronized (this) {
+            if (chosen == null) {
+                choose();
+            }
+            return chosen;
+        }
+    }
+
+    /** Why the engine was chosen, or empty before the choice. */
+    public Optional<String> reason() {
+        return Optional.ofNullable(reason);
+    }
+
+    private void choose() {
+        switch (mode) {
+            case LEASE -> decide(lease, LockMode.LEASE, "quarkus.mysql-lock.mode=lease");
+            case NAMED -> {
+                Topology topology = probe();
+                if (topology.galera()) {
+                    throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
+                            + " locks are not shared between nodes");
+                }
+                if (topology.readOnly()) {
+                    throw refusal("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
+                            + " Named locks taken there are invisible to the primary");
+                }
+                decide(named, LockMode.NAMED, "quarkus.mysql-lock.mode=named");
+            }
+            case AUTO -> {
+                Topology topology = TopologyProbe.fromConfiguration(replication, urlProblem).orElseGet(this::probe);
+                if (topology.replicated() || topology.galera()) {
+                    decide(lease, LockMode.LEASE, "replication is configured: " + topology.reason()
+                            + " (named locks are not replicated)");
+                } else if (topology.readOnly()) {
+                    decide(lease, LockMode.LEASE, "the server is read-only (a replica, or a primary being failed"
+                            + " over), where named locks would be invisible to the primary");
+                } else {
+                    decide(named, LockMode.NAMED, "no replication is configured: " + topology.reason());
+                }
+            }
+        }
+    }
+
+    private ConfigurationException refusal(String why) {
+        return new ConfigurationException("quarkus.mysql-lock.mode=named is refused on datasource '"
+                + connections.dataSourceName() + "': " + why + ". Use quarkus.mysql-lock.mode=lease (or auto).");
+    }
+
+    private void decide(Supplier<LockEngine> engine, LockMode lockMode, String why) {
+        reason = why;
+        chosen = engine.get();
+        LOG.infof("Distributed locks: %s engine on datasource '%s' as %s, because %s", lockMode,
+                connections.dataSourceName(), identity, why);
+    }
+
+    private Topology probe() {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements("(replication detection)", 0);
+            Connection raw = borrowed.raw();
+            Topology topology = TopologyProbe.probe(raw);
+            connections.giveBack(borrowed);
+            return topology;
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            throw new IllegalStateException("Could not detect the topology of datasource '"
+                    + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+        }
+    }
+
+    @Override
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
+        return engine().acquire(name, serverName, waitNanos, throwIfBusy);
+    }
+
+    @Override
+    public boolean isLocked(String name, String serverName) {
+        return engine().isLocked(name, serverName);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name, String serverName) {
+        return engine().inspect(name, serverName);
+    }
+
+    @Override
+    public List<LockInfo> held() {
+        LockEngine engine = chosen;
+        return engine == null ? List.of() : engine.held();
+    }
+
+    @Override
+    public LockMode mode() {
+        return engine().mode();
+    }
+
+    @Override
+    public void close() {
+        LockEngine engine = chosen;
+        if (engine != null) {
+            engine.close();
+        } else {
+            connections.close();
+        }
+    }
+}

@@ -1,0 +1,535 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.LockEngine;
+import io.quarkiverse.mysqllock.runtime.LockHold;
+import io.quarkiverse.mysqllock.runtime.LockTable;
+import io.quarkiverse.mysqllock.runtime.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkus.runtime.BlockingOperationControl;
+
+/**
+ * The LEASE engine: one row per lock name in the lock table, owned until {@code expires_at}, a server time
+ * ({@code UTC_TIMESTAMP(6)}), never the application's clock. A watchdog renews every lease this instance holds in a
+ * few statements per period; a lease that cannot be confirmed before it may have expired is reported lost.
+ * <p>
+ * Works on replicated databases: the rows are replicated like any data (run it against the primary).
+ */
+public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
+
+    private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
+    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    private static final int DEADLOCK_RETRIES = 10;
+    private static final int MAX_STALE_CONNECTIONS = 8;
+    /** Leases renewed per statement; 10,000 leases take 5 statements. */
+    static final int RENEW_CHUNK = 2000;
+
+    private final ConnectionSource connections;
+    private final LockTable table;
+    private final String identity;
+    private final long ttlNanos;
+    private final long ttlMicros;
+    private final long maxBackoffNanos;
+    private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
+    private final LocalGate.Gates gates = new LocalGate.Gates();
+    private final LossNotifier notifier = new LossNotifier();
+    private final ScheduledExecutorService watchdog;
+    private final String take;
+    private final String giveUp;
+    private final String current;
+    private volatile boolean closed;
+
+    public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
+            Duration renewInterval) {
+        this.connections = connections;
+        this.table = table;
+        this.identity = identity;
+        this.ttlNanos = ttl.toNanos();
+        this.ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
+        this.maxBackoffNanos = Math.min(MAX_BACKOFF_NANOS, ttlNanos / 4);
+        String t = table.name();
+        this.take = "UPDATE " + t + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
+                + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
+                + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
+        this.giveUp = "UPDATE " + t + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
+        this.current = "SELECT owner, acquired_at, fence FROM " + t + " WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)";
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-renew-"));
+        long period = renewInterval.toNanos();
+        watchdog.scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public LockMode mode() {
+        return LockMode.LEASE;
+    }
+
+    // --- acquire ---
+
+    @Override
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
+        ensureOpen();
+        long start = System.nanoTime();
+        long deadline = start + waitNanos;
+        Thread me = Thread.currentThread();
+        Lease mine = local.get(serverName);
+        if (mine != null && mine.owner == me) {
+            synchronized (mine) {
+                if (mine.isHeld() && mine.holds > 0) {
+                    mine.holds++;
+                    return new LockHold<>(mine, this);
+                }
+            }
+        }
+        LocalGate gate = gates.enter(serverName);
+        boolean passed = false;
+        Lease lease = null;
+        try {
+            passed = gate.pass(deadline - System.nanoTime());
+            if (!passed) {
+                return busy(name, serverName, start, throwIfBusy, describeLocal(serverName));
+            }
+            lease = takeOnServer(name, serverName, gate, start, deadline, throwIfBusy);
+            if (lease == null) {
+                return null;
+            }
+            local.put(serverName, lease);
+            if (closed) {
+                release(lease);
+                throw new IllegalStateException("The lock manager is shut down");
+            }
+            return new LockHold<>(lease, this);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
+                    null, "Interrupted while waiting for lock '" + name + "'", e);
+        } finally {
+            if (lease == null) {
+                if (passed) {
+                    gate.open();
+                }
+                gates.leave(serverName, gate);
+            }
+        }
+    }
+
+    private Lease takeOnServer(String name, String serverName, LocalGate gate, long start, long deadline,
+            boolean throwIfBusy) throws InterruptedException {
+        String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
+        for (int attempt = 1;; attempt++) {
+            ConnectionSource.Borrowed borrowed = null;
+            try {
+                borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
+                Connection raw = borrowed.raw();
+                boolean seeded = false;
+                long backoff = FIRST_BACKOFF_NANOS;
+                while (true) {
+                    long sentAt = System.nanoTime();
+                    long fence = table.withTable(raw, () -> retryingDeadlocks(() -> take(raw, serverName, ownerToken)));
+                    if (fence > 0) {
+                        return new Lease(name, serverName, Thread.currentThread(), Instant.now(), ownerToken, fence, gate,
+                                sentAt + ttlNanos);
+                    }
+                    if (!seeded) {
+                        seeded = true;
+                        if (retryingDeadlocks(() -> table.seed(raw, serverName))) {
+                            continue;
+                        }
+                    }
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0) {
+                        String holder = throwIfBusy ? describe(raw, serverName) : null;
+                        busy(name, serverName, start, throwIfBusy, holder);
+                        return null;
+                    }
+                    // Full jitter: waiters of several instances spread out instead of polling in step.
+                    long pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                    backoff = Math.min(backoff * 2, maxBackoffNanos);
+                }
+            } catch (SQLException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                    borrowed = null;
+                }
+                if (SqlErrors.isConnectionFailure(e) && attempt < MAX_STALE_CONNECTIONS) {
+                    LOG.debugf(e, "Replacing a dead pooled connection for lock '%s'", name);
+                    continue;
+                }
+                throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
+                        Reason.DATABASE_ERROR, null, "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+            } finally {
+                if (borrowed != null) {
+                    connections.giveBack(borrowed);
+                }
+            }
+        }
+    }
+
+    /** One attempt: the new fence if the lease was free or expired, else 0. */
+    private long take(Connection raw, String serverName, String ownerToken) throws SQLException {
+        try (PreparedStatement statement = raw.prepareStatement(take, Statement.RETURN_GENERATED_KEYS)) {
+            statement.setString(1, ownerToken);
+            statement.setLong(2, ttlMicros);
+            statement.setString(3, serverName);
+            if (statement.executeUpdate() != 1) {
+                return 0;
+            }
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
+                }
+                return keys.getLong(1);
+            }
+        }
+    }
+
+    private static <T> T retryingDeadlocks(LockTable.SqlWork<T> work) throws SQLException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return work.run();
+            } catch (SQLException e) {
+                if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
+                    throw e;
+                }
+                LOG.debugf("Deadlock on the lock table, retrying (%d)", attempt);
+            }
+        }
+    }
+
+    private LockHandle busy(String name, String serverName, long start, boolean throwIfBusy, String holder) {
+        if (!throwIfBusy) {
+            return null;
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
+                + (holder == null ? "another instance" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                null);
+    }
+
+    private String describeLocal(String serverName) {
+        Lease lease = local.get(serverName);
+        return lease == null ? "another thread of this instance" : describe(lease);
+    }
+
+    private static String describe(Lease lease) {
+        return lease.ownerToken + " (thread '" + lease.owner.getName() + "')";
+    }
+
+    private String describe(Connection raw, String serverName) throws SQLException {
+        try (PreparedStatement statement = raw.prepareStatement(current)) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getString(1) : null;
+            }
+        }
+    }
+
+    // --- release ---
+
+    @Override
+    public void release(Lease lease) {
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            connections.executor().execute(() -> release(lease));
+            return;
+        }
+        synchronized (lease) {
+            if (--lease.holds > 0 || lease.released) {
+                return;
+            }
+            lease.released = true;
+        }
+        local.remove(lease.serverName, lease);
+        try {
+            if (lease.lost == null) {
+                giveUpOnServer(lease);
+            }
+        } finally {
+            openGate(lease);
+        }
+    }
+
+    private void giveUpOnServer(Lease lease) {
+        for (int attempt = 1;; attempt++) {
+            ConnectionSource.Borrowed borrowed = null;
+            try {
+                borrowed = connections.borrowForStatements(lease.name, 0);
+                Connection raw = borrowed.raw();
+                int released = retryingDeadlocks(() -> {
+                    try (PreparedStatement statement = raw.prepareStatement(giveUp)) {
+                        statement.setString(1, lease.serverName);
+                        statement.setString(2, lease.ownerToken);
+                        return statement.executeUpdate();
+                    }
+                });
+                connections.giveBack(borrowed);
+                if (released != 1) {
+                    LOG.warnf("Lease '%s' was no longer held by this instance when it was released", lease.name);
+                }
+                return;
+            } catch (SQLException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                }
+                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name,
+                            SqlErrors.describe(e));
+                    return;
+                }
+            } catch (LockNotAcquiredException e) {
+                LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name,
+                        e.getMessage());
+                return;
+            }
+        }
+    }
+
+    private void openGate(Lease lease) {
+        if (lease.gateOpened.compareAndSet(false, true)) {
+            lease.gate.open();
+            gates.leave(lease.serverName, lease.gate);
+        }
+    }
+
+    private void lose(Lease lease, LockLostException.Reason reason, String message, Throwable cause) {
+        notifier.lose(lease, reason, message, cause);
+        local.remove(lease.serverName, lease);
+        // Other threads of this instance may now compete for the name.
+        openGate(lease);
+    }
+
+    @Override
+    public long fencingToken(Lease lease) {
+        return lease.fence;
+    }
+
+    // --- renewal ---
+
+    private void renewAll() {
+        long now = System.nanoTime();
+        List<Lease> leases = new ArrayList<>();
+        for (Lease lease : local.values()) {
+            if (!lease.isHeld()) {
+                continue;
+            }
+            if (now - lease.confirmedUntilNanos >= 0) {
+                lose(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name + "' was lost: it could not"
+                        + " be renewed before it expired (ttl " + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)", null);
+            } else {
+                leases.add(lease);
+            }
+        }
+        for (int from = 0; from < leases.size(); from += RENEW_CHUNK) {
+            renew(leases.subList(from, Math.min(leases.size(), from + RENEW_CHUNK)));
+        }
+    }
+
+    private void renew(List<Lease> leases) {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements("(renewal)", 0);
+            Connection raw = borrowed.raw();
+            long sentAt = System.nanoTime();
+            int renewed = retryingDeadlocks(() -> renewStatement(raw, leases));
+            if (renewed == leases.size()) {
+                for (Lease lease : leases) {
+                    lease.confirmedUntilNanos = sentAt + ttlNanos;
+                }
+            } else {
+                sortOut(raw, leases, sentAt);
+            }
+            connections.giveBack(borrowed);
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            LOG.warnf("Renewing %d lease(s) failed, retrying next period; each is reported lost once it may have"
+                    + " expired: %s", leases.size(), SqlErrors.describe(e));
+        } catch (RuntimeException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
+        }
+    }
+
+    private int renewStatement(Connection raw, List<Lease> leases) throws SQLException {
+        StringBuilder sql = new StringBuilder("UPDATE ").append(table.name())
+                .append(" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE expires_at > UTC_TIMESTAMP(6)");
+        // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
+        appendIn(sql.append(" AND name IN ("), leases.size());
+        appendIn(sql.append(" AND owner IN ("), leases.size());
+        try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+            int index = 1;
+            statement.setLong(index++, ttlMicros);
+            for (Lease lease : leases) {
+                statement.setString(index++, lease.serverName);
+            }
+            for (Lease lease : leases) {
+                statement.setString(index++, lease.ownerToken);
+            }
+            return statement.executeUpdate();
+        }
+    }
+
+    private static void appendIn(StringBuilder sql, int count) {
+        for (int i = 0; i < count; i++) {
+            sql.append(i == 0 ? "?" : ", ?");
+        }
+        sql.append(')');
+    }
+
+    /** Some leases were not renewed: find out which, and why. */
+    private void sortOut(Connection raw, List<Lease> leases, long sentAt) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT name, owner, expires_at > UTC_TIMESTAMP(6) FROM ")
+                .append(table.name());
+        appendIn(sql.append(" WHERE name IN ("), leases.size());
+        Map<String, String> owners = new HashMap<>();
+        Map<String, Boolean> valid = new HashMap<>();
+        try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+            for (int i = 0; i < leases.size(); i++) {
+                statement.setString(i + 1, leases.get(i).serverName);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    owners.put(rs.getString(1), rs.getString(2));
+                    valid.put(rs.getString(1), rs.getBoolean(3));
+                }
+            }
+        }
+        for (Lease lease : leases) {
+            String owner = owners.get(lease.serverName);
+            if (lease.ownerToken.equals(owner) && Boolean.TRUE.equals(valid.get(lease.serverName))) {
+                lease.confirmedUntilNanos = sentAt + ttlNanos;
+            } else if (owner != null && !lease.ownerToken.equals(owner)) {
+                lose(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name + "' was lost: it expired and "
+                        + owner + " took it over", null);
+            } else {
+                lose(lease, LockLostException.Reason.LEASE_EXPIRED,
+                        "Lease '" + lease.name + "' was lost: it expired before it could be renewed", null);
+            }
+        }
+    }
+
+    // --- queries ---
+
+    @Override
+    public boolean isLocked(String name, String serverName) {
+        return inspect(name, serverName).isPresent();
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name, String serverName) {
+        Lease mine = local.get(serverName);
+        if (mine != null && mine.isHeld()) {
+            return Optional.of(info(mine));
+        }
+        ensureOpen();
+        for (int attempt = 1;; attempt++) {
+            Connection pooled = connections.borrow(name, 0);
+            try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement(current)) {
+                statement.setString(1, serverName);
+                Optional<LockInfo> info;
+                try (ResultSet rs = statement.executeQuery()) {
+                    info = rs.next() ? Optional.of(new LockInfo(name, rs.getString(1), instant(rs.getTimestamp(2)),
+                            rs.getLong(3), LockMode.LEASE)) : Optional.empty();
+                }
+                connections.giveBack(pooled);
+                return info;
+            } catch (SQLException e) {
+                connections.discard(pooled);
+                if (SqlErrors.isMissingTable(e)) {
+                    return Optional.empty();
+                }
+                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
+                            + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+                }
+            }
+        }
+    }
+
+    /** {@code DATETIME} columns hold UTC here: read them without any time-zone shift. */
+    private static Instant instant(Timestamp timestamp) {
+        return timestamp == null ? null : timestamp.toLocalDateTime().toInstant(ZoneOffset.UTC);
+    }
+
+    @Override
+    public List<LockInfo> held() {
+        List<LockInfo> infos = new ArrayList<>();
+        for (Lease lease : local.values()) {
+            if (lease.isHeld()) {
+                infos.add(info(lease));
+            }
+        }
+        return infos;
+    }
+
+    private LockInfo info(Lease lease) {
+        return new LockInfo(lease.name, describe(lease), lease.since, lease.fence, LockMode.LEASE);
+    }
+
+    /** In-JVM gates in use: a measure of leaks for tests. */
+    public int gatesInUse() {
+        return gates.size();
+    }
+
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is shut down");
+        }
+    }
+
+    // --- shutdown ---
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        watchdog.shutdownNow();
+        for (Lease lease : List.copyOf(local.values())) {
+            if (!lease.isHeld()) {
+                continue;
+            }
+            notifier.lose(lease, LockLostException.Reason.SHUTDOWN,
+                    "Lease '" + lease.name + "' was released because the application is shutting down", null);
+            giveUpOnServer(lease);
+            local.remove(lease.serverName, lease);
+            openGate(lease);
+        }
+        notifier.close();
+        connections.close();
+    }
+}

@@ -1,0 +1,15 @@
+package io.quarkiverse.mysqllock.runtime.topology;
+
+import java.util.List;
+
+/**
+ * What is known of the database's topology.
+ *
+ * @param replicated whether replication is configured, by configuration, URL or what the server reports
+ * @param reason why, in words for the start-up log, health and Dev UI
+ * @param readOnly the server refuses writes ({@code @@read_only}): a replica, or a primary being failed over
+ * @param galera a Galera cluster node ({@code @@wsrep_on}), where {@code GET_LOCK} is unsupported
+ * @param skipped the probes the server refused or does not support, with why
+ */
+public record Topology(boolean replicated, String reason, boolean readOnly, boolean galera, List<String> skipped) {
+}

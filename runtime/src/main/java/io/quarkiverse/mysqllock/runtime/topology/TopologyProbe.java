@@ -1,0 +1,94 @@
+package io.quarkiverse.mysqllock.runtime.topology;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.runtime.SqlErrors;
+
+/**
+ * Finds out whether the lock database is replicated, with only what a plain application user may read. A probe the
+ * server refuses, or does not know, is logged and skipped, never fatal.
+ */
+public final class TopologyProbe {
+
+    private static final Logger LOG = Logger.getLogger(TopologyProbe.class);
+
+    private TopologyProbe() {
+    }
+
+    /** Asks the server. */
+    public static Topology probe(Connection connection) throws SQLException {
+        List<String> skipped = new ArrayList<>();
+        List<String> signs = new ArrayList<>();
+        boolean readOnly = "1".equals(value(connection, "SELECT @@read_only", skipped));
+        String wsrep = value(connection, "SELECT @@wsrep_on", skipped);
+        boolean galera = "1".equals(wsrep) || "ON".equalsIgnoreCase(wsrep);
+        if (galera) {
+            signs.add("the server is a Galera cluster node (wsrep_on=ON)");
+        }
+        String replicas = status(connection, "Slaves_connected", skipped);
+        if (replicas != null && !replicas.equals("0")) {
+            signs.add(replicas + " replica(s) connected (Slaves_connected)");
+        }
+        if ("ON".equalsIgnoreCase(status(connection, "Slave_running", skipped))) {
+            signs.add("a replica thread is running on this server (Slave_running=ON)");
+        }
+        String members = value(connection,
+                "SELECT COUNT(*) FROM performance_schema.replication_group_members WHERE MEMBER_STATE = 'ONLINE'", skipped);
+        if (members != null && !members.equals("0")) {
+            signs.add("group replication has " + members + " online member(s)");
+        }
+        if ("ON".equalsIgnoreCase(value(connection,
+                "SELECT MAX(SERVICE_STATE) FROM performance_schema.replication_connection_status", skipped))) {
+            signs.add("a replication channel is running on this server");
+        }
+        for (String probe : skipped) {
+            LOG.infof("Replication detection: skipped %s", probe);
+        }
+        String reason = signs.isEmpty() ? "the server reports no replication" : String.join("; ", signs);
+        return new Topology(!signs.isEmpty(), reason, readOnly, galera, List.copyOf(skipped));
+    }
+
+    /** What the JDBC URL and the configuration alone say, without asking the server. */
+    public static Optional<Topology> fromConfiguration(Optional<Boolean> replication, Optional<String> urlProblem) {
+        if (replication.isPresent() && replication.get()) {
+            return Optional.of(new Topology(true, "quarkus.mysql-lock.replication=true", false, false, List.of()));
+        }
+        if (urlProblem.isPresent()) {
+            return Optional.of(new Topology(true, "named locks are unsafe on this datasource: " + urlProblem.get(), false,
+                    false, List.of()));
+        }
+        if (replication.isPresent()) {
+            return Optional.of(new Topology(false, "quarkus.mysql-lock.replication=false (detection skipped)", false,
+                    false, List.of()));
+        }
+        return Optional.empty();
+    }
+
+    private static String value(Connection connection, String sql, List<String> skipped) {
+        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            return rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            skipped.add("'" + sql + "': " + SqlErrors.describe(e));
+            return null;
+        }
+    }
+
+    private static String status(Connection connection, String variable, List<String> skipped) {
+        String sql = "SHOW GLOBAL STATUS LIKE '" + variable + "'";
+        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            return rs.next() ? rs.getString(2).toUpperCase(Locale.ROOT) : null;
+        } catch (SQLException e) {
+            skipped.add("'" + sql + "': " + SqlErrors.describe(e));
+            return null;
+        }
+    }
+}
