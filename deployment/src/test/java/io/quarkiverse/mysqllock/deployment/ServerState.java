@@ -33,6 +33,31 @@ final class ServerState {
         return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'");
     }
 
+    static String queryString(String sql, Object... args) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            ResultSet rs = statement.executeQuery();
+            return rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    static int update(String sql, Object... args) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     static long queryLong(String sql, Object... args) {
         try (Connection connection = TestDatabase.shared().connect();
                 PreparedStatement statement = connection.prepareStatement(sql)) {

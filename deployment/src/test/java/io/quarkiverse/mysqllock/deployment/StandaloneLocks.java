@@ -27,7 +27,10 @@ final class StandaloneLocks implements AutoCloseable {
     }
 
     StandaloneLocks(String instanceId, MySqlLockRuntimeConfig.Mode mode) {
-        TestDatabase db = TestDatabase.shared();
+        this(TestDatabase.shared(), instanceId, mode, Optional.empty());
+    }
+
+    StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication) {
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .connectionPoolConfiguration(pool -> pool.maxSize(20).acquisitionTimeout(Duration.ofSeconds(5))
@@ -37,7 +40,7 @@ final class StandaloneLocks implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-        locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode));
+        locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication));
     }
 
     @Override
@@ -46,11 +49,7 @@ final class StandaloneLocks implements AutoCloseable {
         dataSource.close();
     }
 
-    private record Config(String id, Mode mode) implements MySqlLockRuntimeConfig {
-        @Override
-        public Optional<Boolean> replication() {
-            return Optional.empty();
-        }
+    private record Config(String id, Mode mode, Optional<Boolean> replication) implements MySqlLockRuntimeConfig {
 
         @Override
         public Optional<String> namespace() {
@@ -97,7 +96,7 @@ final class StandaloneLocks implements AutoCloseable {
 
                 @Override
                 public Duration ttl() {
-                    return Duration.ofSeconds(30);
+                    return Duration.ofSeconds(2);
                 }
 
                 @Override

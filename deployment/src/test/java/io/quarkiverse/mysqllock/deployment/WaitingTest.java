@@ -48,6 +48,11 @@ final class WaitAssertions {
 
     /** Hand-off measured from the moment release() returns: the waiter holds it within 50 ms. */
     static void waiterWakesPromptly(LockManager locks, String name) throws Exception {
+        waiterWakesPromptly(locks, name, true);
+    }
+
+    /** @param onServer whether the waiter waits inside GET_LOCK (NAMED) rather than in this JVM (LEASE) */
+    static void waiterWakesPromptly(LockManager locks, String name, boolean onServer) throws Exception {
         LockHandle holder = locks.acquire(name, Duration.ZERO);
         CountDownLatch waiting = new CountDownLatch(1);
         CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
@@ -59,8 +64,10 @@ final class WaitAssertions {
         });
         assertThat(waiting.await(5, TimeUnit.SECONDS)).isTrue();
         // Give the waiter time to be inside GET_LOCK: if it is not yet, it takes the free lock at once anyway.
-        LockApp.await("the waiter to wait on the server", Duration.ofSeconds(5),
-                () -> ServerState.waitingInGetLock() > 0);
+        if (onServer) {
+            LockApp.await("the waiter to wait on the server", Duration.ofSeconds(5),
+                    () -> ServerState.waitingInGetLock() > 0);
+        }
         holder.release();
         long releasedAt = System.nanoTime();
         long handOffMillis = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get(10, TimeUnit.SECONDS) - releasedAt);

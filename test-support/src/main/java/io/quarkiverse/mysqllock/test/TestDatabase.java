@@ -160,6 +160,11 @@ public final class TestDatabase {
 
     /** Starts a new embedded MariaDB server with an empty {@value #SCHEMA} schema. */
     public static TestDatabase startEmbedded() {
+        return startEmbedded(new String[0]);
+    }
+
+    /** Starts a new embedded MariaDB server with extra server options (binary log, server id, ...). */
+    public static TestDatabase startEmbedded(String... serverArgs) {
         try {
             int port = freePort();
             Path base = Files.createTempDirectory("mlk-base");
@@ -179,6 +184,9 @@ public final class TestDatabase {
                     .addArg("--max-connections=1000")
                     .addArg("--innodb-buffer-pool-size=64M")
                     .addArg("--skip-name-resolve");
+            for (String arg : serverArgs) {
+                config.addArg(arg);
+            }
             DB db = DB.newEmbeddedDB(config.build());
             db.start();
             String url = "jdbc:mysql://127.0.0.1:" + port + "/" + SCHEMA;
