@@ -223,6 +223,11 @@ public final class TestDatabase {
         }
     }
 
+    /** The same server, reached as another user. */
+    public TestDatabase as(String otherUser, String otherPassword) {
+        return new TestDatabase(control, jdbcUrl, otherUser, otherPassword);
+    }
+
     public String jdbcUrl() {
         return jdbcUrl;
     }
