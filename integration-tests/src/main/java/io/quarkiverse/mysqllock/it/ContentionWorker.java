@@ -131,6 +131,7 @@ public class ContentionWorker {
     }
 
     private void criticalSection(LockHandle handle) throws SQLException, InterruptedException {
+        handle.onLost(lost -> LOG.warnf("%s lost '%s': %s", instance, lockName, lost.getMessage()));
         long fence = handle.fencingToken();
         try (Connection connection = dataSource.getConnection()) {
             long id;

@@ -38,7 +38,7 @@ final class Workers {
         properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
         properties.put("lock-demo.worker.enabled", "true");
         properties.put("lock-demo.worker.instance", instance);
-        worker.forEach((key, value) -> properties.put("lock-demo.worker." + key, value));
+        worker.forEach((key, value) -> properties.put(key.startsWith("quarkus.") ? key : "lock-demo.worker." + key, value));
         return AppProcess.start(instance, jar(), properties, echo, echoed);
     }
 }

@@ -131,6 +131,30 @@ public final class AppProcess implements AutoCloseable {
         }
     }
 
+    /** SIGSTOP: the process freezes, as in a long GC pause or a VM migration; its connections stay open. */
+    public void pause() {
+        signal("STOP");
+    }
+
+    /** SIGCONT: a paused process goes on where it stopped. */
+    public void resume() {
+        signal("CONT");
+    }
+
+    private void signal(String signal) {
+        try {
+            Process kill = new ProcessBuilder("kill", "-" + signal, String.valueOf(process.pid())).inheritIO().start();
+            if (kill.waitFor() != 0) {
+                throw new IllegalStateException("kill -" + signal + " " + process.pid() + " failed");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
     /** SIGKILL: no shutdown hook runs, nothing is released by the process itself. */
     public void kill() {
         process.destroyForcibly();
