@@ -74,4 +74,16 @@ public interface LockManager {
 
     /** The engine in use. */
     LockMode mode();
+
+    /**
+     * Takes a row lock ({@code SELECT ... FOR UPDATE}) on the lock table's row for this name, through the connection
+     * of the caller's active JTA transaction: the lock ends with the transaction's commit or rollback, so it is exactly
+     * as consistent as the data the transaction writes, on replicated databases too. Waits are whole seconds, rounded
+     * up ({@link Duration#ZERO} does not wait).
+     *
+     * @throws IllegalStateException if the calling thread has no active transaction
+     * @throws LockNotAcquiredException if the row stayed locked for the whole wait, or on a deadlock (the database
+     *         then rolls the transaction back)
+     */
+    void acquireForTransaction(String name, Duration wait);
 }

@@ -6,6 +6,7 @@ import java.util.TreeSet;
 
 import jakarta.enterprise.inject.Default;
 import jakarta.inject.Singleton;
+import jakarta.transaction.TransactionManager;
 
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.ClassType;
@@ -77,6 +78,7 @@ class MySqlLockProcessor {
                 .setRuntimeInit()
                 .startup()
                 .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), qualifier)
+                .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
                 .createWith(recorder.lockManager(name))
                 .destroyer(BeanDestroyer.AutoCloseableDestroyer.class)
                 .done();

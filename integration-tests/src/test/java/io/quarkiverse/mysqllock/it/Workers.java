@@ -9,7 +9,10 @@ import java.util.Map;
 import io.quarkiverse.mysqllock.test.AppProcess;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
-/** Starts instances of the application as separate JVMs running the {@link ContentionWorker}. */
+/**
+ * Starts instances of the application as separate JVMs, running the {@link ContentionWorker} when it is given
+ * settings.
+ */
 final class Workers {
 
     private Workers() {
@@ -21,6 +24,12 @@ final class Workers {
             throw new IllegalStateException(jar + " does not exist: build the application first (mvn package)");
         }
         return jar;
+    }
+
+    /** The HTTP port of a started instance, from its start-up log. */
+    static int httpPort(AppProcess process) {
+        String line = process.awaitLine(l -> l.contains("Listening on: http://"), java.time.Duration.ofSeconds(60));
+        return Integer.parseInt(line.replaceAll(".*Listening on: http://[^:]+:(\\d+).*", "$1"));
     }
 
     static AppProcess start(TestDatabase db, String instance, Map<String, String> worker, PrintStream echo) {
@@ -36,7 +45,7 @@ final class Workers {
         properties.put("quarkus.datasource.password", db.password());
         properties.put("quarkus.mysql-lock.instance-id", instance);
         properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
-        properties.put("lock-demo.worker.enabled", "true");
+        properties.put("lock-demo.worker.enabled", String.valueOf(!worker.isEmpty()));
         properties.put("lock-demo.worker.instance", instance);
         worker.forEach((key, value) -> properties.put(key.startsWith("quarkus.") ? key : "lock-demo.worker." + key, value));
         return AppProcess.start(instance, jar(), properties, echo, echoed);

@@ -19,6 +19,7 @@ public final class LockTable {
     private final boolean createTable;
     private final String nextFence;
     private final String seed;
+    private final String exists;
 
     /**
      * @throws IllegalArgumentException if the table name is not a plain (optionally schema-qualified) identifier
@@ -34,6 +35,7 @@ public final class LockTable {
         // LAST_INSERT_ID(expr) hands the new value back in the same round trip as the update.
         this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1) WHERE name = ?";
         this.seed = "INSERT IGNORE INTO " + table + " (name, fence) VALUES (?, 0)";
+        this.exists = "SELECT 1 FROM " + table + " WHERE name = ?";
     }
 
     public String name() {
@@ -91,6 +93,22 @@ public final class LockTable {
      */
     public long nextFence(Connection connection, String serverName) throws SQLException {
         return withTable(connection, () -> incrementOrSeed(connection, serverName));
+    }
+
+    /**
+     * Makes sure the row of a name exists without waiting for row locks: a consistent (non-locking) read first, since
+     * an {@code INSERT IGNORE} of an existing key waits for a transaction that holds the row {@code FOR UPDATE}.
+     */
+    public void seedWithoutWaiting(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(exists)) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (rs.next()) {
+                    return;
+                }
+            }
+        }
+        seed(connection, serverName);
     }
 
     /** Makes sure the row of a name exists; true if this call created it. */

@@ -26,17 +26,21 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final LockNames names;
     private final Duration defaultWait;
     private final Executor worker;
+    private final TransactionScopedLocks transactionLocks;
 
-    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker) {
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
+            TransactionScopedLocks transactionLocks) {
         this.engine = engine;
+        this.transactionLocks = transactionLocks;
         this.names = names;
         this.defaultWait = defaultWait;
         this.worker = worker;
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
-    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait) {
-        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool());
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait,
+            TransactionScopedLocks transactionLocks) {
+        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), transactionLocks);
     }
 
     @Override
@@ -123,6 +127,14 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         checkBlockingAllowed("inspect");
         return engine.inspect(name, serverName);
+    }
+
+    @Override
+    public void acquireForTransaction(String name, Duration wait) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("acquireForTransaction");
+        transactionLocks.acquire(name, serverName, Duration.ofNanos(waitNanos));
     }
 
     /** The locks this instance holds now. */

@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock.runtime;
 import java.time.Duration;
 import java.util.Optional;
 
+import jakarta.transaction.TransactionManager;
+
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
@@ -19,6 +21,12 @@ public final class MySqlLockManagerFactory {
     }
 
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config) {
+        return create(dataSource, dataSourceName, config, null);
+    }
+
+    /** @param transactions the JTA transaction manager, or null where there is none (then no transaction-scoped locks) */
+    public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
+            TransactionManager transactions) {
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         requireNotNegative("quarkus.mysql-lock.default-wait", config.defaultWait());
         requireNotNegative("quarkus.mysql-lock.connection-wait", config.connectionWait());
@@ -60,7 +68,8 @@ public final class MySqlLockManagerFactory {
                         config.named().keepaliveInterval()),
                 () -> new LeaseEngine(connections, table, identity, ttl, renewInterval));
         engine.chooseIfPossible();
-        return new MySqlLockManager(engine, names, config.defaultWait());
+        return new MySqlLockManager(engine, names, config.defaultWait(),
+                new TransactionScopedLocks(dataSource, connections, table, transactions));
     }
 
     private static void requirePositive(String property, Duration value) {

@@ -2,6 +2,8 @@ package io.quarkiverse.mysqllock.runtime;
 
 import java.util.function.Function;
 
+import jakarta.transaction.TransactionManager;
+
 import io.agroal.api.AgroalDataSource;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;
@@ -21,7 +23,8 @@ public class MySqlLockRecorder {
         return context -> {
             AgroalDataSource dataSource = context.getInjectedReference(AgroalDataSource.class,
                     AgroalDataSourceUtil.qualifier(dataSourceName));
-            return MySqlLockManagerFactory.create(dataSource, dataSourceName, config.getValue());
+            return MySqlLockManagerFactory.create(dataSource, dataSourceName, config.getValue(),
+                    context.getInjectedReference(TransactionManager.class));
         };
     }
 }
