@@ -15,6 +15,7 @@ import org.jboss.jandex.DotName;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.runtime.DataSourceNames;
+import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
@@ -27,6 +28,7 @@ import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 class MySqlLockProcessor {
@@ -37,6 +39,12 @@ class MySqlLockProcessor {
     @BuildStep
     FeatureBuildItem feature() {
         return new FeatureBuildItem(FEATURE);
+    }
+
+    /** The lock table's DDL is read at run time, also in a native image. */
+    @BuildStep
+    NativeImageResourceBuildItem ddlResource() {
+        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE);
     }
 
     /** The datasource the locks live in, checked against the configured datasources. */

@@ -1,5 +1,9 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -75,16 +79,28 @@ public final class LockTable {
         T run() throws SQLException;
     }
 
-    /** The statement that creates the table. */
+    /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */
+    public static final String DDL_RESOURCE = "io/quarkiverse/mysqllock/mysql_lock.sql";
+    private static final String DEFAULT_NAME = "mysql_lock";
+
+    /** The statement that creates the table: the shipped DDL, with the configured table name. */
     public String ddl() {
-        return "CREATE TABLE IF NOT EXISTS " + table + " (\n"
-                + "  name VARCHAR(" + LockNames.MAX_SERVER_NAME + ") CHARACTER SET ascii COLLATE ascii_bin NOT NULL,\n"
-                + "  owner VARCHAR(255) NULL,\n"
-                + "  acquired_at DATETIME(6) NULL,\n"
-                + "  expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',\n"
-                + "  fence BIGINT NOT NULL DEFAULT 0,\n"
-                + "  PRIMARY KEY (name)\n"
-                + ") ENGINE=InnoDB";
+        try (InputStream in = LockTable.class.getClassLoader().getResourceAsStream(DDL_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("The resource " + DDL_RESOURCE + " is missing from the classpath");
+            }
+            StringBuilder ddl = new StringBuilder();
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                if (!line.startsWith("--")) {
+                    ddl.append(line).append('\n');
+                }
+            }
+            String statement = ddl.toString().strip();
+            statement = statement.endsWith(";") ? statement.substring(0, statement.length() - 1) : statement;
+            return statement.replace("EXISTS " + DEFAULT_NAME + " (", "EXISTS " + table + " (");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     /**

@@ -1,0 +1,12 @@
+-- The lock table of quarkus-mysql-lock: fencing tokens of both engines, leases of the LEASE engine,
+-- transaction-scoped row locks. One row per lock name; rows are never deleted, so fences never go back.
+-- Times are the server's UTC_TIMESTAMP(6). Rename the table with quarkus.mysql-lock.lease.table.
+-- The application user needs SELECT, INSERT, UPDATE on it.
+CREATE TABLE IF NOT EXISTS mysql_lock (
+  name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
+  owner VARCHAR(255) NULL,
+  acquired_at DATETIME(6) NULL,
+  expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',
+  fence BIGINT NOT NULL DEFAULT 0,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;
