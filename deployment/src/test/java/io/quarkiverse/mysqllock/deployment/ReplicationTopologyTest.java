@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -22,6 +23,7 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
+import io.quarkus.runtime.configuration.ConfigurationException;
 
 /**
  * A real primary and replica (two embedded MariaDB servers, binary log and CHANGE MASTER TO): AUTO chooses LEASE on
@@ -73,6 +75,20 @@ class ReplicationTopologyTest {
 
     @Test
     @Order(2)
+    void namedLocksAreRefusedOnAReadOnlyServer() throws Exception {
+        replica.execute("SET GLOBAL read_only = 1");
+        try {
+            assertThatThrownBy(() -> new StandaloneLocks(replica, "ro", Mode.NAMED, Optional.empty()))
+                    .isInstanceOf(ConfigurationException.class)
+                    .hasMessageContaining("quarkus.mysql-lock.mode=named is refused")
+                    .hasMessageContaining("read-only");
+        } finally {
+            replica.execute("SET GLOBAL read_only = 0");
+        }
+    }
+
+    @Test
+    @Order(3)
     void aLeaseReachesTheReplicaAndSurvivesItsPromotion() throws Exception {
         long fence;
         try (StandaloneLocks onPrimary = new StandaloneLocks(primary, "old-primary", Mode.AUTO, Optional.empty())) {

@@ -40,7 +40,12 @@ final class StandaloneLocks implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-        locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication));
+        try {
+            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication));
+        } catch (RuntimeException e) {
+            dataSource.close();
+            throw e;
+        }
     }
 
     @Override

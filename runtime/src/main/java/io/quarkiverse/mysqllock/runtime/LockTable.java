@@ -79,6 +79,24 @@ public final class LockTable {
         T run() throws SQLException;
     }
 
+    /**
+     * With table creation disabled, checks that the table exists.
+     *
+     * @throws IllegalStateException with the DDL to run, if it does not
+     */
+    public void verifyExists(Connection connection) throws SQLException {
+        if (createTable) {
+            return;
+        }
+        withTable(connection, () -> {
+            try (Statement statement = connection.createStatement()) {
+                statement.executeQuery("SELECT name, owner, acquired_at, expires_at, fence FROM " + table + " LIMIT 0")
+                        .close();
+            }
+            return null;
+        });
+    }
+
     /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */
     public static final String DDL_RESOURCE = "io/quarkiverse/mysqllock/mysql_lock.sql";
     private static final String DEFAULT_NAME = "mysql_lock";

@@ -62,7 +62,7 @@ public final class MySqlLockManagerFactory {
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait());
-        SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections,
+        SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
                 identity,
                 () -> new NamedLockEngine(connections, table, identity, config.serverFlavor(),
                         config.named().keepaliveInterval()),

@@ -30,13 +30,16 @@ public final class SelectingEngine implements LockEngine {
     private final Optional<String> urlProblem;
     private final ConnectionSource connections;
     private final String identity;
+    private final LockTable table;
     private final Supplier<LockEngine> named;
     private final Supplier<LockEngine> lease;
     private volatile LockEngine chosen;
     private volatile String reason;
 
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
-            ConnectionSource connections, String identity, Supplier<LockEngine> named, Supplier<LockEngine> lease) {
+            ConnectionSource connections, LockTable table, String identity, Supplier<LockEngine> named,
+            Supplier<LockEngine> lease) {
+        this.table = table;
         this.mode = mode;
         this.replication = replication;
         this.urlProblem = urlProblem;
@@ -46,10 +49,14 @@ public final class SelectingEngine implements LockEngine {
         this.lease = lease;
     }
 
-    /** Chooses now if the database answers; a refusal (NAMED on Galera, ...) stops the start-up. */
+    /**
+     * Chooses now if the database answers, and checks the lock table when its creation is disabled. A refusal (NAMED on
+     * Galera, a missing table, ...) stops the start-up.
+     */
     public void chooseIfPossible() {
         try {
             engine();
+            verifyTable();
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -104,6 +111,23 @@ public final class SelectingEngine implements LockEngine {
                     decide(named, LockMode.NAMED, "no replication is configured: " + topology.reason());
                 }
             }
+        }
+    }
+
+    private void verifyTable() {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements("(lock table check)", 0);
+            table.verifyExists(borrowed.raw());
+            connections.giveBack(borrowed);
+        } catch (IllegalStateException e) {
+            connections.giveBack(borrowed);
+            throw new ConfigurationException(e.getMessage(), e);
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            throw new IllegalStateException("Could not check the lock table: " + SqlErrors.describe(e), e);
         }
     }
 
