@@ -51,7 +51,12 @@ public final class TopologyProbe {
             signs.add("a replication channel is running on this server");
         }
         for (String probe : skipped) {
-            LOG.infof("Replication detection: skipped %s", probe);
+            // A refusal is worth knowing; a table or variable this server does not have is not.
+            if (probe.contains("(error 1146,") || probe.contains("(error 1193,")) {
+                LOG.debugf("Replication detection: skipped %s", probe);
+            } else {
+                LOG.infof("Replication detection: skipped %s", probe);
+            }
         }
         String reason = signs.isEmpty() ? "the server reports no replication" : String.join("; ", signs);
         return new Topology(!signs.isEmpty(), reason, readOnly, galera, List.copyOf(skipped));
