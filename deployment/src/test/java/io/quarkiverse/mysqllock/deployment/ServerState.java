@@ -66,7 +66,8 @@ final class ServerState {
             }
             ResultSet rs = statement.executeQuery();
             rs.next();
-            return rs.getLong(1);
+            // SHOW STATUS answers (name, value)
+            return rs.getMetaData().getColumnCount() == 2 && sql.startsWith("SHOW") ? rs.getLong(2) : rs.getLong(1);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
