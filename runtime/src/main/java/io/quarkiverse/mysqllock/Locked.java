@@ -1,0 +1,56 @@
+package io.quarkiverse.mysqllock;
+
+import static java.lang.annotation.ElementType.METHOD;
+import static java.lang.annotation.ElementType.TYPE;
+import static java.lang.annotation.RetentionPolicy.RUNTIME;
+
+import java.lang.annotation.Inherited;
+import java.lang.annotation.Retention;
+import java.lang.annotation.Target;
+
+import jakarta.enterprise.util.Nonbinding;
+import jakarta.interceptor.InterceptorBinding;
+
+/**
+ * Runs the method while holding a distributed lock. Unlike ArC's {@code @io.quarkus.arc.Lock} (a read/write lock
+ * inside one JVM) and Lombok's {@code @Locked} (a {@code ReentrantLock} field), this lock is shared by every instance of
+ * the application through the database.
+ * <p>
+ * Works on {@code void} methods, methods returning a value or an {@code Optional}, and asynchronous methods returning
+ * {@code CompletionStage} or {@code Uni}: the lock is then held until the result completes (for {@code Uni}, from
+ * subscription to termination or cancellation). {@code Multi} is refused at build time. Everything is checked when the
+ * application is built: a template naming a parameter or property that does not exist, a private or static method,
+ * or a bad duration fails the build with a message naming the method.
+ */
+@Inherited
+@InterceptorBinding
+@Target({ METHOD, TYPE })
+@Retention(RUNTIME)
+public @interface Locked {
+
+    /**
+     * The lock name template. Empty: {@code <declaring class FQCN>#<method>}. {@code {param}} and
+     * {@code {param.property}} take values from the method's arguments ({@code String.valueOf} of the value;
+     * {@code null} becomes {@code "null"}); a property is a record component, a getter ({@code getX()}, {@code isX()})
+     * or a public field. Parameters can also be named by position: {@code {0}}. Write {@code {{} and {@code }}} for
+     * literal braces.
+     */
+    @Nonbinding
+    String value() default "";
+
+    /** How long to wait for the lock, in Quarkus duration syntax ({@code 5s}, {@code PT5S}). */
+    @Nonbinding
+    String waitFor() default "0s";
+
+    /** What to do when the lock stays busy for the whole wait. */
+    @Nonbinding
+    OnBusy onBusy() default OnBusy.FAIL;
+
+    /** Keep holding the lock this long after the method started, even if it returns earlier. */
+    @Nonbinding
+    String atLeastFor() default "0s";
+
+    /** LEASE engine: cap on the lease. Empty: {@code quarkus.mysql-lock.lease.ttl}, renewed while the method runs. */
+    @Nonbinding
+    String atMostFor() default "";
+}

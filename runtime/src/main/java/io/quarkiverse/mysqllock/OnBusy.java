@@ -1,0 +1,9 @@
+package io.quarkiverse.mysqllock;
+
+/** What a {@link Locked} method does when its lock is held by someone else after its wait. */
+public enum OnBusy {
+    /** Throw {@link LockNotAcquiredException}. */
+    FAIL,
+    /** Do not run; return {@code null}, {@code Optional.empty()}, or an empty asynchronous result. */
+    SKIP
+}

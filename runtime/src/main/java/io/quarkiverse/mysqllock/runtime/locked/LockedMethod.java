@@ -1,0 +1,32 @@
+package io.quarkiverse.mysqllock.runtime.locked;
+
+import java.time.Duration;
+
+import io.quarkiverse.mysqllock.OnBusy;
+
+/** Everything the interceptor needs about one {@code @Locked} method, decided at build time. */
+public final class LockedMethod {
+
+    private final String fixedName;
+    private final LockNameResolver resolver;
+    final Duration wait;
+    final OnBusy onBusy;
+    final Duration atLeastFor;
+    final ReturnKind kind;
+    final String description;
+
+    public LockedMethod(String fixedName, LockNameResolver resolver, Duration wait, OnBusy onBusy, Duration atLeastFor,
+            ReturnKind kind, String description) {
+        this.fixedName = fixedName;
+        this.resolver = resolver;
+        this.wait = wait;
+        this.onBusy = onBusy;
+        this.atLeastFor = atLeastFor;
+        this.kind = kind;
+        this.description = description;
+    }
+
+    String lockName(Object[] arguments) {
+        return resolver == null ? fixedName : resolver.resolve(arguments);
+    }
+}

@@ -1,0 +1,18 @@
+package io.quarkiverse.mysqllock.runtime.locked;
+
+import java.time.Duration;
+
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkus.runtime.RuntimeValue;
+import io.quarkus.runtime.annotations.Recorder;
+
+@Recorder
+public class LockedRecorder {
+
+    /** @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed */
+    public void register(String key, String fixedName, RuntimeValue<LockNameResolver> resolver, long waitMillis,
+            OnBusy onBusy, long atLeastForMillis, ReturnKind kind, String description) {
+        LockedMethods.register(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
+                Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis), kind, description));
+    }
+}
