@@ -17,8 +17,9 @@ public interface LockHandle extends AutoCloseable {
      * restart. Pass it to the resource the lock protects and have it reject writes whose token is not greater than
      * the last one it accepted: that keeps a paused or partitioned former holder from doing damage.
      * <p>
-     * The token is obtained from the database on the first call (one statement) and cached; callers that never ask
-     * pay nothing.
+     * NAMED engine: the token is obtained from the database on the first call (one statement) and cached, so callers
+     * that never ask pay nothing; that first call must not happen on an event-loop thread. LEASE engine: the token is
+     * known from the acquisition and costs nothing.
      *
      * @throws LockLostException if the lock is no longer held when the token is first requested
      */

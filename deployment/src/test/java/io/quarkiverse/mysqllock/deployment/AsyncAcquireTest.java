@@ -14,6 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.LockNames;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.Cancellable;
@@ -42,6 +44,33 @@ class AsyncAcquireTest {
         assertThat(ServerState.holder("async:a")).isPresent();
         handle.release();
         assertThat(ServerState.holder("async:a")).isEmpty();
+    }
+
+    @Test
+    void asynchronousAcquisitionsOnOneWorkerThreadDoNotNest() throws Exception {
+        AsyncAcquireTest.noNestingOnOneWorker(locks, "async:one-worker");
+    }
+
+    /** Two async acquisitions of one name run on the same worker thread: the second must find the lock busy. */
+    static void noNestingOnOneWorker(LockManager locks, String name) throws Exception {
+        java.util.concurrent.ExecutorService worker = java.util.concurrent.Executors.newSingleThreadExecutor();
+        try {
+            MySqlLockManager oneWorker = new MySqlLockManager(((MySqlLockManager) locks).engine(),
+                    LockNames.withNamespace(null), Duration.ZERO, worker, null);
+            LockHandle first = oneWorker.acquireAsync(name, Duration.ZERO).await().atMost(Duration.ofSeconds(10));
+            assertThat(LockApp.otherThreadAcquires(locks, name)).isFalse();
+            CompletableFuture<Throwable> second = new CompletableFuture<>();
+            oneWorker.acquireAsync(name, Duration.ZERO).subscribe().with(
+                    handle -> second.completeExceptionally(new AssertionError("nested onto another async hold")),
+                    second::complete);
+            assertThat(second.get(10, TimeUnit.SECONDS)).isInstanceOf(LockNotAcquiredException.class);
+            first.release();
+            LockHandle third = oneWorker.acquireAsync(name, Duration.ZERO).await().atMost(Duration.ofSeconds(10));
+            third.release();
+            assertThat(LockApp.otherThreadAcquires(locks, name)).isTrue();
+        } finally {
+            worker.shutdown();
+        }
     }
 
     @Test

@@ -127,6 +127,11 @@ class LeaseEngineTest {
     }
 
     @Test
+    void asynchronousAcquisitionsOnOneWorkerThreadDoNotNest() throws Exception {
+        AsyncAcquireTest.noNestingOnOneWorker(locks, "lease:one-worker");
+    }
+
+    @Test
     void theSameThreadNests() throws Exception {
         try (LockHandle outer = locks.acquire("lease:nested", Duration.ZERO)) {
             try (LockHandle inner = locks.acquire("lease:nested", Duration.ZERO)) {

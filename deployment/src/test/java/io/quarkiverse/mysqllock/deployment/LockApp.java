@@ -14,7 +14,8 @@ final class LockApp {
 
     static QuarkusUnitTest app(Class<?>... classes) {
         QuarkusUnitTest test = new QuarkusUnitTest()
-                .withApplicationRoot(jar -> jar.addClasses(classes).addClasses(LockApp.class, ServerState.class, StandaloneLocks.class))
+                .withApplicationRoot(jar -> jar.addClasses(classes).addClasses(LockApp.class, ServerState.class, StandaloneLocks.class,
+                        AsyncAcquireTest.class))
                 .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
                 .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN");
         for (Map.Entry<String, String> entry : TestDatabase.shared().quarkusConfig().entrySet()) {

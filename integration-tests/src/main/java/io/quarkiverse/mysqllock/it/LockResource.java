@@ -20,6 +20,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockManager;
 import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
 
 /** LockManager used from REST endpoints, blocking and reactive. */
 @Path("/locks")
@@ -49,12 +50,15 @@ public class LockResource {
         }
     }
 
-    /** Acquires without blocking the event loop. */
+    /**
+     * Acquires without blocking the event loop; the handle arrives back on the event loop, and the first fencing token
+     * of a NAMED lock reads the database, so that part moves to a worker thread.
+     */
     @GET
     @Path("/{name}/async")
     public Uni<Map<String, Object>> holdAsync(@PathParam("name") String name,
             @QueryParam("waitMs") @DefaultValue("0") long waitMs) {
-        return locks.acquireAsync(name, Duration.ofMillis(waitMs)).map(handle -> {
+        return locks.acquireAsync(name, Duration.ofMillis(waitMs)).emitOn(Infrastructure.getDefaultWorkerPool()).map(handle -> {
             try (handle) {
                 return result(name, handle.fencingToken());
             }
@@ -71,6 +75,19 @@ public class LockResource {
         } catch (IllegalStateException e) {
             return Uni.createFrom().item(e.getMessage());
         }
+    }
+
+    /** The handle arrives on the event loop; asking it for its first NAMED fencing token there is refused. */
+    @GET
+    @Path("/{name}/fence-on-event-loop")
+    public Uni<String> fenceOnEventLoop(@PathParam("name") String name) {
+        return locks.acquireAsync(name, Duration.ZERO).map(handle -> {
+            try (handle) {
+                return "token " + handle.fencingToken();
+            } catch (IllegalStateException e) {
+                return e.getMessage();
+            }
+        });
     }
 
     private static Map<String, Object> result(String name, long fence) {

@@ -61,6 +61,12 @@ class LockResourceTest {
     }
 
     @Test
+    void theFirstNamedFencingTokenIsRefusedOnTheEventLoop() {
+        given().get("/locks/rest:loop-fence/fence-on-event-loop").then().statusCode(200)
+                .body(containsString("event-loop thread")).body(containsString("emitOn"));
+    }
+
+    @Test
     void theReactiveEndpointAcquiresWithoutBlockingTheEventLoop() {
         given().get("/locks/rest:async/async").then().statusCode(200)
                 .body("lock", equalTo("rest:async"))

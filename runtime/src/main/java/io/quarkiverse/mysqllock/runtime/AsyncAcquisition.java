@@ -8,10 +8,13 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
 import io.smallrye.mutiny.subscription.UniSubscription;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
 
 /**
- * A {@code Uni} that acquires a lock on a worker thread at subscription. Exactly one of delivery and cancellation
- * wins: a handle granted after the subscriber cancelled is released, never dropped.
+ * A {@code Uni} that acquires a lock on a worker thread at subscription and delivers the result on the subscriber's
+ * Vert.x context when it has one (so the work that follows runs where it was started, on its event loop). Exactly one
+ * of delivery and cancellation wins: a handle granted after the subscriber cancelled is released, never dropped.
  */
 final class AsyncAcquisition extends AbstractUni<LockHandle> {
 
@@ -29,6 +32,7 @@ final class AsyncAcquisition extends AbstractUni<LockHandle> {
 
     @Override
     public void subscribe(UniSubscriber<? super LockHandle> subscriber) {
+        Context context = Vertx.currentContext();
         AtomicInteger state = new AtomicInteger(WAITING);
         subscriber.onSubscribe(new UniSubscription() {
             @Override
@@ -43,12 +47,12 @@ final class AsyncAcquisition extends AbstractUni<LockHandle> {
                     handle = acquisition.get();
                 } catch (Throwable failure) {
                     if (state.compareAndSet(WAITING, DONE)) {
-                        subscriber.onFailure(failure);
+                        deliver(context, () -> subscriber.onFailure(failure));
                     }
                     return;
                 }
                 if (state.compareAndSet(WAITING, DONE)) {
-                    subscriber.onItem(handle);
+                    deliver(context, () -> subscriber.onItem(handle));
                 } else {
                     handle.release();
                 }
@@ -57,6 +61,14 @@ final class AsyncAcquisition extends AbstractUni<LockHandle> {
             if (state.compareAndSet(WAITING, DONE)) {
                 subscriber.onFailure(rejected);
             }
+        }
+    }
+
+    private static void deliver(Context context, Runnable delivery) {
+        if (context == null) {
+            delivery.run();
+        } else {
+            context.runOnContext(ignored -> delivery.run());
         }
     }
 }

@@ -15,6 +15,7 @@ public abstract class HeldLock {
 
     public final String name;
     public final String serverName;
+    /** The thread that owns the hold and may nest onto it, or null for an asynchronous hold. */
     public final Thread owner;
     public final Instant since;
     private final List<Consumer<LockLostException>> listeners = new CopyOnWriteArrayList<>();

@@ -17,10 +17,13 @@ public interface LockEngine extends AutoCloseable {
      * @param serverName the normalised name
      * @param waitNanos how long to wait, at least 0
      * @param throwIfBusy whether a lock still busy at the deadline throws (true) or returns null (false)
+     * @param reentrant whether the calling thread owns the hold: a thread that acquires a name it holds gets a nested
+     *        hold. False for acquisitions made on a worker thread on behalf of an asynchronous caller: the worker is
+     *        not the owner, and a later acquisition on the same worker must contend like any other.
      * @return the handle, or null if busy and {@code throwIfBusy} is false
      * @throws io.quarkiverse.mysqllock.LockNotAcquiredException for every other failure, and when busy if asked
      */
-    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy);
+    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant);
 
     boolean isLocked(String name, String serverName);
 

@@ -53,7 +53,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
-        return engine.acquire(name, serverName, waitNanos, true);
+        return engine.acquire(name, serverName, waitNanos, true, true);
     }
 
     @Override
@@ -66,7 +66,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("tryAcquire");
-        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false));
+        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false, true));
     }
 
     @Override
@@ -112,7 +112,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true), worker);
+        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false), worker);
     }
 
     @Override

@@ -161,8 +161,8 @@ public final class SelectingEngine implements LockEngine {
     }
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
-        return engine().acquire(name, serverName, waitNanos, throwIfBusy);
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
+        return engine().acquire(name, serverName, waitNanos, throwIfBusy, reentrant);
     }
 
     @Override

@@ -97,13 +97,13 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
-        Thread me = Thread.currentThread();
+        Thread me = reentrant ? Thread.currentThread() : null;
         Lease mine = local.get(serverName);
-        if (mine != null && mine.owner == me) {
+        if (me != null && mine != null && mine.owner == me) {
             synchronized (mine) {
                 if (mine.isHeld() && mine.holds > 0) {
                     mine.holds++;
@@ -119,7 +119,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             if (!passed) {
                 return busy(name, serverName, start, throwIfBusy, describeLocal(serverName));
             }
-            lease = takeOnServer(name, serverName, gate, start, deadline, throwIfBusy);
+            lease = takeOnServer(name, serverName, me, gate, start, deadline, throwIfBusy);
             if (lease == null) {
                 return null;
             }
@@ -143,7 +143,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
     }
 
-    private Lease takeOnServer(String name, String serverName, LocalGate gate, long start, long deadline,
+    private Lease takeOnServer(String name, String serverName, Thread owner, LocalGate gate, long start, long deadline,
             boolean throwIfBusy) throws InterruptedException {
         String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
         for (int attempt = 1;; attempt++) {
@@ -157,7 +157,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     long sentAt = System.nanoTime();
                     long fence = table.withTable(raw, () -> retryingDeadlocks(() -> take(raw, serverName, ownerToken)));
                     if (fence > 0) {
-                        return new Lease(name, serverName, Thread.currentThread(), Instant.now(), ownerToken, fence, gate,
+                        return new Lease(name, serverName, owner, Instant.now(), ownerToken, fence, gate,
                                 sentAt + ttlNanos);
                     }
                     if (!seeded) {
@@ -243,7 +243,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private static String describe(Lease lease) {
-        return lease.ownerToken + " (thread '" + lease.owner.getName() + "')";
+        return lease.ownerToken + (lease.owner == null ? " (asynchronous)" : " (thread '" + lease.owner.getName() + "')");
     }
 
     private String describe(Connection raw, String serverName) throws SQLException {

@@ -91,13 +91,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy) {
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
-        Thread me = Thread.currentThread();
+        // A non-reentrant hold has no owner thread: it gets a session of its own and nothing nests onto it.
+        Thread me = reentrant ? Thread.currentThread() : null;
         for (int attempt = 1;; attempt++) {
-            PinnedSession session = lockAffineSession(me);
+            PinnedSession session = me == null ? null : lockAffineSession(me);
             boolean fresh = false;
             if (session != null) {
                 NamedLock mine = session.held.get(serverName);
@@ -139,11 +140,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             long deadline, boolean throwIfBusy) throws SQLException {
         Grant grant = getLock(session, serverName, deadline);
         if (grant == Grant.GRANTED) {
-            NamedLock lock = new NamedLock(name, serverName, session, Thread.currentThread(), Instant.now());
+            NamedLock lock = new NamedLock(name, serverName, session, session.affinity, Instant.now());
             session.held.put(serverName, lock);
             local.put(serverName, lock);
             if (fresh) {
-                affinity.put(session.affinity, session);
+                if (session.affinity != null) {
+                    affinity.put(session.affinity, session);
+                }
                 sessions.add(session);
             }
             if (closed) {
@@ -295,7 +298,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     private String describeLocal(NamedLock lock) {
-        return identity + " (server connection " + lock.session.connectionId + ", thread '" + lock.owner.getName() + "')";
+        return identity + " (server connection " + lock.session.connectionId
+                + (lock.owner == null ? ", asynchronous" : ", thread '" + lock.owner.getName() + "'") + ")";
     }
 
     // --- release ---
@@ -390,7 +394,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     private void forget(PinnedSession session) {
         sessions.remove(session);
-        affinity.remove(session.affinity, session);
+        if (session.affinity != null) {
+            affinity.remove(session.affinity, session);
+        }
     }
 
     /** The session is broken or in doubt: every lock on it is lost, and it is destroyed. The mutex is held. */
@@ -424,6 +430,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
             }
             if (lock.fence == 0) {
+                if (!BlockingOperationControl.isBlockingAllowed()) {
+                    throw new IllegalStateException("The first fencingToken() of lock '" + lock.name + "' reads the"
+                            + " database and was called on an event-loop thread. Call it on a worker thread (for a Uni:"
+                            + " .emitOn(Infrastructure.getDefaultWorkerPool()) first)");
+                }
                 try {
                     lock.fence = table.nextFence(session.raw, lock.serverName);
                 } catch (SQLException e) {

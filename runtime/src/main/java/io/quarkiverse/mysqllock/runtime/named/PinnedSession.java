@@ -13,7 +13,7 @@ final class PinnedSession {
 
     final Connection pooled;
     final Connection raw;
-    /** The thread whose acquisitions use this session while it holds locks. */
+    /** The thread whose acquisitions use this session while it holds locks; null for an asynchronous hold's own. */
     final Thread affinity;
     final ReentrantLock mutex = new ReentrantLock();
     final boolean autoCommitWasOff;

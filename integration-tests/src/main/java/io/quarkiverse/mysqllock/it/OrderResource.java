@@ -1,0 +1,45 @@
+package io.quarkiverse.mysqllock.it;
+
+import java.time.Duration;
+import java.util.Map;
+
+import jakarta.ws.rs.DefaultValue;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+
+import io.quarkiverse.mysqllock.Locked;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * A per-order critical section on REST endpoints: {@code @Locked} with the order id from the path. A busy order is
+ * HTTP 409 (see {@link LockNotAcquiredMapper}).
+ */
+@Path("/orders/{id}")
+@Produces(MediaType.APPLICATION_JSON)
+public class OrderResource {
+
+    /** Blocking: runs on a worker thread while holding {@code order:<id>}. */
+    @POST
+    @Path("/ship")
+    @Locked("order:{id}")
+    public Map<String, Object> ship(@PathParam("id") String id, @QueryParam("holdMs") @DefaultValue("0") long holdMs)
+            throws InterruptedException {
+        Thread.sleep(holdMs);
+        return Map.of("order", id, "thread", Thread.currentThread().getName());
+    }
+
+    /** Reactive: the lock is taken without blocking the event loop and held until the Uni completes. */
+    @POST
+    @Path("/ship-reactive")
+    @Locked("order:{id}")
+    public Uni<Map<String, Object>> shipReactive(@PathParam("id") String id,
+            @QueryParam("holdMs") @DefaultValue("0") long holdMs) {
+        String thread = Thread.currentThread().getName();
+        Uni<Map<String, Object>> shipped = Uni.createFrom().item(() -> Map.of("order", id, "thread", thread));
+        return holdMs == 0 ? shipped : shipped.onItem().delayIt().by(Duration.ofMillis(holdMs));
+    }
+}
