@@ -45,9 +45,11 @@ final class Workers {
         properties.put("quarkus.datasource.password", db.password());
         properties.put("quarkus.mysql-lock.instance-id", instance);
         properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
-        properties.put("lock-demo.worker.enabled", String.valueOf(!worker.isEmpty()));
+        properties.put("lock-demo.worker.enabled",
+                String.valueOf(worker.keySet().stream().anyMatch(key -> !key.contains("."))));
         properties.put("lock-demo.worker.instance", instance);
-        worker.forEach((key, value) -> properties.put(key.startsWith("quarkus.") ? key : "lock-demo.worker." + key, value));
+        worker.forEach((key, value) -> properties.put(
+                key.startsWith("quarkus.") || key.startsWith("lock-demo.") ? key : "lock-demo.worker." + key, value));
         return AppProcess.start(instance, jar(), properties, echo, echoed);
     }
 }

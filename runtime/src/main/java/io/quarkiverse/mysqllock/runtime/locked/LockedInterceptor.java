@@ -5,6 +5,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
 import jakarta.annotation.Priority;
+import jakarta.enterprise.event.Event;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -15,6 +16,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkus.runtime.BlockingOperationControl;
@@ -38,6 +40,9 @@ public class LockedInterceptor {
 
     @Inject
     LateReleases lateReleases;
+
+    @Inject
+    Event<LockSkipped> skips;
 
     @AroundInvoke
     Object lock(InvocationContext context) throws Exception {
@@ -133,8 +138,9 @@ public class LockedInterceptor {
                 && notAcquired.reason() == LockNotAcquiredException.Reason.BUSY;
     }
 
-    private static void skipped(LockedMethod method, String name) {
+    private void skipped(LockedMethod method, String name) {
         LOG.debugf("Skipped %s: lock '%s' is held elsewhere", method.description, name);
+        skips.fire(new LockSkipped(name, method.key));
     }
 
     /** Releases now, or once {@code atLeastFor} has passed since the method started, without holding any thread. */

@@ -14,9 +14,12 @@ public final class LockedMethod {
     final Duration atLeastFor;
     final ReturnKind kind;
     final String description;
+    /** {@code <class>#<method>} */
+    final String key;
 
     public LockedMethod(String fixedName, LockNameResolver resolver, Duration wait, OnBusy onBusy, Duration atLeastFor,
-            ReturnKind kind, String description) {
+            ReturnKind kind, String description, String key) {
+        this.key = key;
         this.fixedName = fixedName;
         this.resolver = resolver;
         this.wait = wait;

@@ -13,6 +13,7 @@ public class LockedRecorder {
     public void register(String key, String fixedName, RuntimeValue<LockNameResolver> resolver, long waitMillis,
             OnBusy onBusy, long atLeastForMillis, ReturnKind kind, String description) {
         LockedMethods.register(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
-                Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis), kind, description));
+                Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis), kind, description,
+                key.substring(0, key.indexOf('('))));
     }
 }

@@ -1,0 +1,64 @@
+package io.quarkiverse.mysqllock.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.junit.jupiter.api.Test;
+
+import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/** A cron job every second in three JVMs, for a minute: every tick runs exactly once across the cluster. */
+class ScheduledJobAcrossProcessesIT {
+
+    static final int TICKS = Integer.getInteger("scheduler.it.ticks", 60);
+
+    @Test
+    void everyTickRunsOnExactlyOneInstance() throws Exception {
+        TestDatabase db = TestDatabase.shared();
+        db.execute("CREATE TABLE IF NOT EXISTS cron_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
+                + " instance VARCHAR(100) NOT NULL)");
+        List<AppProcess> processes = new ArrayList<>();
+        try {
+            for (int i = 1; i <= 3; i++) {
+                processes.add(Workers.start(db, "cron-" + i, Map.of("lock-demo.cron", "* * * * * ?"), null));
+            }
+            for (AppProcess process : processes) {
+                process.awaitLine(line -> line.contains("Installed features"), Duration.ofSeconds(60));
+            }
+            long first = query(db, "SELECT COALESCE(MAX(tick), 0) FROM cron_history");
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TICKS + 30);
+            while (query(db, "SELECT COUNT(DISTINCT tick) FROM cron_history WHERE tick > " + first) < TICKS) {
+                assertThat(System.nanoTime()).as(TICKS + " ticks to run").isLessThan(deadline);
+                assertThat(processes).allMatch(AppProcess::isAlive);
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(200));
+            }
+        } finally {
+            processes.forEach(AppProcess::close);
+        }
+        assertThat(query(db, "SELECT COUNT(*) FROM (SELECT tick FROM cron_history GROUP BY tick HAVING COUNT(*) > 1) t"))
+                .as("ticks that ran more than once").isZero();
+        long ticks = query(db, "SELECT COUNT(DISTINCT tick) FROM cron_history");
+        long span = query(db, "SELECT MAX(tick) - MIN(tick) + 1 FROM cron_history");
+        assertThat(ticks).as("ticks run of the " + span + " seconds observed").isGreaterThanOrEqualTo(span - 1);
+        assertThat(query(db, "SELECT COUNT(DISTINCT instance) FROM cron_history")).as("instances that ran ticks")
+                .isGreaterThanOrEqualTo(2);
+    }
+
+    private static long query(TestDatabase db, String sql) throws Exception {
+        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+}
