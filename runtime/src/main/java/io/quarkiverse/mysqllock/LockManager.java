@@ -86,4 +86,15 @@ public interface LockManager {
      *         then rolls the transaction back)
      */
     void acquireForTransaction(String name, Duration wait);
+
+    /**
+     * Runs {@code action} once across the whole cluster and records its completion durably in the lock table: the
+     * first caller runs it under the lock {@code name}; callers that arrive while it runs wait for it and then return
+     * false without running it; after completion every call returns false at once. A run that throws (the exception
+     * propagates) or whose instance dies is not recorded, so the next caller runs it again.
+     *
+     * @return true if this call ran the action
+     * @throws LockLostException if the lock was lost while the action ran (its completion is recorded all the same)
+     */
+    boolean runOnce(String name, Runnable action);
 }

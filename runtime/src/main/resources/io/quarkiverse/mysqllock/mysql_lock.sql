@@ -1,5 +1,5 @@
 -- The lock table of quarkus-mysql-lock: fencing tokens of both engines, leases of the LEASE engine,
--- transaction-scoped row locks. One row per lock name; rows are never deleted, so fences never go back.
+-- transaction-scoped row locks, and run-once completions (LockManager.runOnce). One row per lock name; rows are never deleted, so fences never go back.
 -- Times are the server's UTC_TIMESTAMP(6). Rename the table with quarkus.mysql-lock.lease.table.
 -- The application user needs SELECT, INSERT, UPDATE on it.
 CREATE TABLE IF NOT EXISTS mysql_lock (
@@ -8,5 +8,6 @@ CREATE TABLE IF NOT EXISTS mysql_lock (
   acquired_at DATETIME(6) NULL,
   expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00.000000',
   fence BIGINT NOT NULL DEFAULT 0,
+  completed_at DATETIME(6) NULL,
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;

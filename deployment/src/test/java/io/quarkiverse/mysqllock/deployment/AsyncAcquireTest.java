@@ -56,7 +56,7 @@ class AsyncAcquireTest {
         java.util.concurrent.ExecutorService worker = java.util.concurrent.Executors.newSingleThreadExecutor();
         try {
             MySqlLockManager oneWorker = new MySqlLockManager(((MySqlLockManager) locks).engine(),
-                    LockNames.withNamespace(null), Duration.ZERO, worker, null);
+                    LockNames.withNamespace(null), Duration.ZERO, worker, null, null);
             LockHandle first = oneWorker.acquireAsync(name, Duration.ZERO).await().atMost(Duration.ofSeconds(10));
             assertThat(LockApp.otherThreadAcquires(locks, name)).isFalse();
             CompletableFuture<Throwable> second = new CompletableFuture<>();

@@ -90,7 +90,8 @@ public final class LockTable {
         }
         withTable(connection, () -> {
             try (Statement statement = connection.createStatement()) {
-                statement.executeQuery("SELECT name, owner, acquired_at, expires_at, fence FROM " + table + " LIMIT 0")
+                statement.executeQuery("SELECT name, owner, acquired_at, expires_at, fence, completed_at FROM " + table
+                        + " LIMIT 0")
                         .close();
             }
             return null;
@@ -143,6 +144,27 @@ public final class LockTable {
             }
         }
         seed(connection, serverName);
+    }
+
+    /** Whether a run-once of this name completed. */
+    public boolean completed(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT completed_at IS NOT NULL FROM " + table + " WHERE name = ?")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Records, durably, that the run-once of this name completed. */
+    public void markCompleted(Connection connection, String serverName) throws SQLException {
+        seed(connection, serverName);
+        try (PreparedStatement statement = connection.prepareStatement(
+                "UPDATE " + table + " SET completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND completed_at IS NULL")) {
+            statement.setString(1, serverName);
+            statement.executeUpdate();
+        }
     }
 
     /** Makes sure the row of a name exists; true if this call created it. */

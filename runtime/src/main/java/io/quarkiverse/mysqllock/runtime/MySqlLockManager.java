@@ -27,9 +27,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final Duration defaultWait;
     private final Executor worker;
     private final TransactionScopedLocks transactionLocks;
+    private final RunOnce runOnce;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
-            TransactionScopedLocks transactionLocks) {
+            RunOnce runOnce, TransactionScopedLocks transactionLocks) {
+        this.runOnce = runOnce;
         this.engine = engine;
         this.transactionLocks = transactionLocks;
         this.names = names;
@@ -38,9 +40,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
-    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait,
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, RunOnce runOnce,
             TransactionScopedLocks transactionLocks) {
-        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), transactionLocks);
+        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), runOnce, transactionLocks);
     }
 
     @Override
@@ -135,6 +137,17 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquireForTransaction");
         transactionLocks.acquire(name, serverName, Duration.ofNanos(waitNanos));
+    }
+
+    @Override
+    public boolean runOnce(String name, Runnable action) {
+        String serverName = names.serverName(name);
+        if (action == null) {
+            throw new IllegalArgumentException("runOnce action must not be null");
+        }
+        checkBlockingAllowed("runOnce");
+        return runOnce.run(name, serverName, action,
+                () -> engine.acquire(name, serverName, MAX_WAIT.toNanos(), true, true));
     }
 
     /** The locks this instance holds now. */

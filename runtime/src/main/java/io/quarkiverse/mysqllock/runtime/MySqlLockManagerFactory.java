@@ -68,7 +68,7 @@ public final class MySqlLockManagerFactory {
                         config.named().keepaliveInterval()),
                 () -> new LeaseEngine(connections, table, identity, ttl, renewInterval));
         engine.chooseIfPossible();
-        return new MySqlLockManager(engine, names, config.defaultWait(),
+        return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
     }
 

@@ -1,0 +1,73 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.sql.SQLException;
+import java.util.function.Supplier;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+
+/** Cluster-wide run-once: the lock of the name, and a completion time in the name's row of the lock table. */
+public final class RunOnce {
+
+    private final ConnectionSource connections;
+    private final LockTable table;
+
+    public RunOnce(ConnectionSource connections, LockTable table) {
+        this.connections = connections;
+        this.table = table;
+    }
+
+    public boolean run(String name, String serverName, Runnable action, Supplier<LockHandle> lock) {
+        if (completed(name, serverName)) {
+            return false;
+        }
+        LockHandle handle = lock.get();
+        try {
+            // Whoever held the lock before may have completed it meanwhile.
+            if (completed(name, serverName)) {
+                return false;
+            }
+            action.run();
+            record(name, serverName);
+            if (!handle.isValid()) {
+                throw new LockLostException(name, LockLostException.Reason.NOT_HELD, "The run-once '" + name
+                        + "' completed, but its lock was lost while it ran: another instance may have run it too", null);
+            }
+            return true;
+        } finally {
+            handle.release();
+        }
+    }
+
+    private boolean completed(String name, String serverName) {
+        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
+                () -> table.completed(borrowed.raw(), serverName)));
+    }
+
+    private void record(String name, String serverName) {
+        withStatements(name, borrowed -> table.withTable(borrowed.raw(), () -> {
+            table.markCompleted(borrowed.raw(), serverName);
+            return null;
+        }));
+    }
+
+    private <T> T withStatements(String name, Work<T> work) {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements(name, 0);
+            T result = work.run(borrowed);
+            connections.giveBack(borrowed);
+            return result;
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            throw new IllegalStateException("Run-once '" + name + "': the lock table could not be read or written: "
+                    + SqlErrors.describe(e), e);
+        }
+    }
+
+    private interface Work<T> {
+        T run(ConnectionSource.Borrowed borrowed) throws SQLException;
+    }
+}
