@@ -1,0 +1,83 @@
+package io.quarkiverse.mysqllock.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.faulttolerance.exceptions.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.test.MariaDbTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+@QuarkusTest
+@WithTestResource(MariaDbTestResource.class)
+class FaultToleranceTest {
+
+    @Inject
+    ResilientOrders orders;
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void retryRetriesTheAcquisitionUntilTheLockIsFree() throws Exception {
+        LockHandle holder = holdElsewhere("resilient:r1");
+        CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> orders.retried("r1"));
+        Thread.sleep(300); // a few attempts fail while the lock is held: that is the behaviour under test
+        assertThat(call).isNotDone();
+        holder.release();
+        assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("shipped r1");
+    }
+
+    @Test
+    void fallbackAnswersWhenTheLockIsBusy() throws Exception {
+        int runs = orders.runs();
+        try (LockHandle holder = holdElsewhere("resilient:f1")) {
+            assertThat(CompletableFuture.supplyAsync(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
+                    .isEqualTo("busy, try f1 later");
+        }
+        assertThat(orders.runs()).isEqualTo(runs);
+        assertThat(CompletableFuture.supplyAsync(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
+                .isEqualTo("shipped f1");
+    }
+
+    @Test
+    void aWaitShorterThanTheTimeoutEndsFirstAndNothingRunsLater() throws Exception {
+        int runs = orders.runs();
+        try (LockHandle holder = holdElsewhere("resilient:t1")) {
+            CompletableFuture<String> call = orders.waitShorterThanTimeout("t1").subscribeAsCompletionStage();
+            ExecutionException failure = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                    () -> call.get(10, TimeUnit.SECONDS));
+            assertThat(failure.getCause()).isInstanceOf(LockNotAcquiredException.class);
+        }
+        assertThat(orders.runs()).as("the method did not run").isEqualTo(runs);
+        assertThat(locks.isLocked("resilient:t1")).isFalse();
+    }
+
+    @Test
+    void aTimedOutBodyStillReleasesItsLockWhenItEnds() throws Exception {
+        CompletableFuture<String> call = orders.slowBody("t2").subscribeAsCompletionStage();
+        ExecutionException failure = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+                () -> call.get(10, TimeUnit.SECONDS));
+        assertThat(failure.getCause()).isInstanceOf(TimeoutException.class);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (locks.isLocked("resilient:t2")) {
+            assertThat(System.nanoTime()).as("the lock to be released when the body ends").isLessThan(end);
+            Thread.sleep(20);
+        }
+    }
+
+    private LockHandle holdElsewhere(String name) throws Exception {
+        return CompletableFuture.supplyAsync(() -> locks.acquire(name, Duration.ZERO)).get(10, TimeUnit.SECONDS);
+    }
+}
