@@ -106,10 +106,11 @@ class LockedProcessor {
             Duration wait = duration(target.annotation(), "waitFor", "0s", description, errors);
             Duration atLeastFor = duration(target.annotation(), "atLeastFor", "0s", description, errors);
             OnBusy onBusy = OnBusy.valueOf(stringValue(target.annotation(), "onBusy", OnBusy.FAIL.name()));
-            String atMostFor = stringValue(target.annotation(), "atMostFor", "");
-            if (!atMostFor.isEmpty()) {
-                errors.add(description + ": atMostFor is not supported yet; remove it (leases are renewed while the"
-                        + " method runs and end with it)");
+            Duration atMostFor = stringValue(target.annotation(), "atMostFor", "").isEmpty() ? Duration.ZERO
+                    : duration(target.annotation(), "atMostFor", "", description, errors);
+            if (!stringValue(target.annotation(), "atMostFor", "").isEmpty() && atMostFor.toMillis() < 500) {
+                errors.add(description + ": atMostFor = \"" + stringValue(target.annotation(), "atMostFor", "")
+                        + "\" must be at least 500ms");
             }
             if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
                 errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
@@ -144,7 +145,7 @@ class LockedProcessor {
                 resolver = recorderContext.newInstance(className);
             }
             recorder.register(entry.getKey(), placeholders.isEmpty() ? fixed.toString() : null, resolver,
-                    wait.toMillis(), onBusy, atLeastFor.toMillis(), kind, description);
+                    wait.toMillis(), onBusy, atLeastFor.toMillis(), atMostFor.toMillis(), kind, description);
         }
         if (!errors.isEmpty()) {
             throw new DeploymentException("Invalid @Locked usage:\n- " + String.join("\n- ", errors));

@@ -28,7 +28,7 @@ class LockedBuildErrorsTest {
             "Bad#negativeWait(): waitFor = \"-1s\" must be a duration of zero or more",
             "Bad#skipPrimitive() returns int and has onBusy = SKIP",
             "Bad#unclosed(): lock name template \"order:{id\" is invalid: '{' at position 6 is never closed",
-            "Bad#capped(): atMostFor is not supported yet");
+            "Bad#capped(): atMostFor = \"100ms\" must be at least 500ms");
 
     @Test
     void theBuildFails() {
@@ -78,7 +78,7 @@ class LockedBuildErrorsTest {
         public void unclosed(String id) {
         }
 
-        @Locked(atMostFor = "1m")
+        @Locked(atMostFor = "100ms")
         public void capped() {
         }
 

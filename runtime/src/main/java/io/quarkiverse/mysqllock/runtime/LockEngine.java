@@ -20,10 +20,13 @@ public interface LockEngine extends AutoCloseable {
      * @param reentrant whether the calling thread owns the hold: a thread that acquires a name it holds gets a nested
      *        hold. False for acquisitions made on a worker thread on behalf of an asynchronous caller: the worker is
      *        not the owner, and a later acquisition on the same worker must contend like any other.
+     * @param leaseCapNanos LEASE engine: a lease of this length that is not renewed ({@code @Locked(atMostFor)}); 0
+     *        for the configured ttl, renewed while held. The NAMED engine has no leases and ignores it.
      * @return the handle, or null if busy and {@code throwIfBusy} is false
      * @throws io.quarkiverse.mysqllock.LockNotAcquiredException for every other failure, and when busy if asked
      */
-    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant);
+    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+            long leaseCapNanos);
 
     boolean isLocked(String name, String serverName);
 

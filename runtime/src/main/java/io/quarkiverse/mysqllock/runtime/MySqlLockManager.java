@@ -55,7 +55,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
-        return engine.acquire(name, serverName, waitNanos, true, true);
+        return engine.acquire(name, serverName, waitNanos, true, true, 0);
     }
 
     @Override
@@ -68,7 +68,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("tryAcquire");
-        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false, true));
+        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false, true, 0));
     }
 
     @Override
@@ -114,7 +114,26 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false), worker);
+        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false, 0), worker);
+    }
+
+    /**
+     * For {@code @Locked}: acquires with a lease cap ({@code atMostFor}, 0 for none), blocking (null if busy and
+     * {@code throwIfBusy} is false) or asynchronously.
+     */
+    public LockHandle acquire(String name, Duration wait, Duration atMostFor, boolean throwIfBusy) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("acquire");
+        return engine.acquire(name, serverName, waitNanos, throwIfBusy, true, atMostFor.toNanos());
+    }
+
+    /** As {@link #acquire(String, Duration, Duration, boolean)}, without blocking the caller. */
+    public Uni<LockHandle> acquireAsync(String name, Duration wait, Duration atMostFor) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos()),
+                worker);
     }
 
     @Override
@@ -147,7 +166,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }
         checkBlockingAllowed("runOnce");
         return runOnce.run(name, serverName, action,
-                () -> engine.acquire(name, serverName, MAX_WAIT.toNanos(), true, true));
+                () -> engine.acquire(name, serverName, MAX_WAIT.toNanos(), true, true, 0));
     }
 
     /** The locks this instance holds now. */

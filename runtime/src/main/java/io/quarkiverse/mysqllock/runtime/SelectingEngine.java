@@ -161,8 +161,9 @@ public final class SelectingEngine implements LockEngine {
     }
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
-        return engine().acquire(name, serverName, waitNanos, throwIfBusy, reentrant);
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+            long leaseCapNanos) {
+        return engine().acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
     }
 
     @Override

@@ -12,6 +12,8 @@ final class Lease extends HeldLock {
     final String ownerToken;
     final long fence;
     final LocalGate gate;
+    /** False for a capped lease ({@code atMostFor}): the watchdog lets it expire. */
+    final boolean renewable;
     /** The in-JVM gate is given back exactly once: at release, or as soon as the lease is lost. */
     final AtomicBoolean gateOpened = new AtomicBoolean();
 
@@ -24,8 +26,9 @@ final class Lease extends HeldLock {
     volatile long confirmedUntilNanos;
 
     Lease(String name, String serverName, Thread owner, Instant since, String ownerToken, long fence, LocalGate gate,
-            long confirmedUntilNanos) {
+            boolean renewable, long confirmedUntilNanos) {
         super(name, serverName, owner, since);
+        this.renewable = renewable;
         this.ownerToken = ownerToken;
         this.fence = fence;
         this.gate = gate;

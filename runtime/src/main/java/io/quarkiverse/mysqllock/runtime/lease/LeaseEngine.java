@@ -97,7 +97,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+            long leaseCapNanos) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
@@ -119,7 +120,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             if (!passed) {
                 return busy(name, serverName, start, throwIfBusy, describeLocal(serverName));
             }
-            lease = takeOnServer(name, serverName, me, gate, start, deadline, throwIfBusy);
+            lease = takeOnServer(name, serverName, me, gate, start, deadline, throwIfBusy, leaseCapNanos);
             if (lease == null) {
                 return null;
             }
@@ -144,7 +145,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private Lease takeOnServer(String name, String serverName, Thread owner, LocalGate gate, long start, long deadline,
-            boolean throwIfBusy) throws InterruptedException {
+            boolean throwIfBusy, long leaseCapNanos) throws InterruptedException {
+        long leaseNanos = leaseCapNanos > 0 ? leaseCapNanos : ttlNanos;
         String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
         for (int attempt = 1;; attempt++) {
             ConnectionSource.Borrowed borrowed = null;
@@ -155,10 +157,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 long backoff = FIRST_BACKOFF_NANOS;
                 while (true) {
                     long sentAt = System.nanoTime();
-                    long fence = table.withTable(raw, () -> retryingDeadlocks(() -> take(raw, serverName, ownerToken)));
+                    long fence = table.withTable(raw,
+                            () -> retryingDeadlocks(() -> take(raw, serverName, ownerToken, leaseNanos)));
                     if (fence > 0) {
                         return new Lease(name, serverName, owner, Instant.now(), ownerToken, fence, gate,
-                                sentAt + ttlNanos);
+                                leaseCapNanos == 0, sentAt + leaseNanos);
                     }
                     if (!seeded) {
                         seeded = true;
@@ -197,10 +200,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     /** One attempt: the new fence if the lease was free or expired, else 0. */
-    private long take(Connection raw, String serverName, String ownerToken) throws SQLException {
+    private long take(Connection raw, String serverName, String ownerToken, long leaseNanos) throws SQLException {
         try (PreparedStatement statement = raw.prepareStatement(take, Statement.RETURN_GENERATED_KEYS)) {
             statement.setString(1, ownerToken);
-            statement.setLong(2, ttlMicros);
+            statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
             statement.setString(3, serverName);
             if (statement.executeUpdate() != 1) {
                 return 0;
@@ -343,9 +346,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 continue;
             }
             if (now - lease.confirmedUntilNanos >= 0) {
-                lose(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name + "' was lost: it could not"
-                        + " be renewed before it expired (ttl " + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)", null);
-            } else {
+                lose(lease, LockLostException.Reason.LEASE_EXPIRED, lease.renewable
+                        ? "Lease '" + lease.name + "' was lost: it could not be renewed before it expired (ttl "
+                                + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)"
+                        : "Lease '" + lease.name + "' expired: it reached its atMostFor cap", null);
+            } else if (lease.renewable) {
                 leases.add(lease);
             }
         }

@@ -14,11 +14,11 @@ import jakarta.interceptor.InvocationContext;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockHandle;
-import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 
@@ -36,7 +36,7 @@ public class LockedInterceptor {
     private static final Logger LOG = Logger.getLogger(LockedInterceptor.class);
 
     @Inject
-    LockManager locks;
+    MySqlLockManager locks;
 
     @Inject
     LateReleases lateReleases;
@@ -62,16 +62,10 @@ public class LockedInterceptor {
                     + " worker thread (@Blocking)");
         }
         long start = System.nanoTime();
-        LockHandle handle;
-        if (method.onBusy == OnBusy.FAIL) {
-            handle = locks.acquire(name, method.wait);
-        } else {
-            Optional<LockHandle> acquired = locks.tryAcquire(name, method.wait);
-            if (acquired.isEmpty()) {
-                skipped(method, name);
-                return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
-            }
-            handle = acquired.get();
+        LockHandle handle = locks.acquire(name, method.wait, method.atMostFor, method.onBusy == OnBusy.FAIL);
+        if (handle == null) {
+            skipped(method, name);
+            return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
         try {
             return context.proceed();
@@ -83,7 +77,7 @@ public class LockedInterceptor {
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
         return Uni.createFrom().deferred(() -> {
             long start = System.nanoTime();
-            return locks.acquireAsync(name, method.wait)
+            return locks.acquireAsync(name, method.wait, method.atMostFor)
                     .onFailure(failure -> skips(method, failure)).recoverWithNull()
                     .onItem().transformToUni(handle -> {
                         if (handle == null) {
@@ -105,7 +99,7 @@ public class LockedInterceptor {
     private Object lockCompletionStage(InvocationContext context, LockedMethod method, String name) {
         CompletableFuture<Object> outcome = new CompletableFuture<>();
         long start = System.nanoTime();
-        locks.acquireAsync(name, method.wait).subscribe().with(handle -> {
+        locks.acquireAsync(name, method.wait, method.atMostFor).subscribe().with(handle -> {
             CompletionStage<?> stage;
             try {
                 stage = (CompletionStage<?>) context.proceed();

@@ -12,13 +12,16 @@ public final class LockedMethod {
     final Duration wait;
     final OnBusy onBusy;
     final Duration atLeastFor;
+    /** LEASE engine: the lease's length, not renewed; zero for the configured ttl, renewed. */
+    final Duration atMostFor;
     final ReturnKind kind;
     final String description;
     /** {@code <class>#<method>} */
     final String key;
 
     public LockedMethod(String fixedName, LockNameResolver resolver, Duration wait, OnBusy onBusy, Duration atLeastFor,
-            ReturnKind kind, String description, String key) {
+            Duration atMostFor, ReturnKind kind, String description, String key) {
+        this.atMostFor = atMostFor;
         this.key = key;
         this.fixedName = fixedName;
         this.resolver = resolver;

@@ -91,7 +91,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant) {
+    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+            long leaseCapNanos) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
