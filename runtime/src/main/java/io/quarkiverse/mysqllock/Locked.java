@@ -46,11 +46,18 @@ public @interface Locked {
     @Nonbinding
     OnBusy onBusy() default OnBusy.FAIL;
 
-    /** Keep holding the lock this long after the method started, even if it returns earlier. */
+    /**
+     * Keep holding the lock until this long after the method started, even if it returns earlier, without holding the
+     * caller's thread: instances whose clock fires the same cron tick a little later find it taken.
+     */
     @Nonbinding
     String atLeastFor() default "0s";
 
-    /** LEASE engine: cap on the lease. Empty: {@code quarkus.mysql-lock.lease.ttl}, renewed while the method runs. */
+    /**
+     * LEASE engine: the lease lasts this long and is not renewed, even if the method still runs (its holder is then
+     * told through {@code onLost}); at least 500 ms. Empty: {@code quarkus.mysql-lock.lease.ttl}, renewed while the
+     * method runs. The NAMED engine has no leases (a dead holder's lock ends with its connection) and ignores it.
+     */
     @Nonbinding
     String atMostFor() default "";
 }
