@@ -191,15 +191,24 @@ public final class LockTable {
     private long increment(Connection connection, String serverName) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(nextFence, Statement.RETURN_GENERATED_KEYS)) {
             statement.setString(1, serverName);
-            if (statement.executeUpdate() != 1) {
-                return 0;
+            return updateReturningFence(statement, serverName);
+        }
+    }
+
+    /**
+     * Runs an update that sets {@code fence = LAST_INSERT_ID(...)} on one row (prepared with
+     * {@code RETURN_GENERATED_KEYS}): the new fence, which the server returns in the same round trip, or 0 if no row
+     * matched.
+     */
+    public static long updateReturningFence(PreparedStatement statement, String serverName) throws SQLException {
+        if (statement.executeUpdate() != 1) {
+            return 0;
+        }
+        try (ResultSet keys = statement.getGeneratedKeys()) {
+            if (!keys.next()) {
+                throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
             }
-            try (ResultSet keys = statement.getGeneratedKeys()) {
-                if (!keys.next()) {
-                    throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
-                }
-                return keys.getLong(1);
-            }
+            return keys.getLong(1);
         }
     }
 }

@@ -205,15 +205,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             statement.setString(1, ownerToken);
             statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
             statement.setString(3, serverName);
-            if (statement.executeUpdate() != 1) {
-                return 0;
-            }
-            try (ResultSet keys = statement.getGeneratedKeys()) {
-                if (!keys.next()) {
-                    throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
-                }
-                return keys.getLong(1);
-            }
+            return LockTable.updateReturningFence(statement, serverName);
         }
     }
 
