@@ -97,6 +97,7 @@ class LockedProcessor {
         }
 
         ClassOutput output = new ClassOutput(generatedClasses);
+        recorder.reset();
         for (Map.Entry<String, Target> entry : targets.entrySet()) {
             Target target = entry.getValue();
             MethodInfo method = target.method();

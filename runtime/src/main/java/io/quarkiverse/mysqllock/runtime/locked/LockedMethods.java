@@ -16,6 +16,12 @@ public final class LockedMethods {
     private LockedMethods() {
     }
 
+    /** Forgets the previous application's methods (dev-mode restarts run in the same JVM). */
+    static void clear() {
+        BY_KEY.clear();
+        BY_METHOD.clear();
+    }
+
     static void register(String key, LockedMethod method) {
         BY_KEY.put(key, method);
     }

@@ -9,6 +9,11 @@ import io.quarkus.runtime.annotations.Recorder;
 @Recorder
 public class LockedRecorder {
 
+    /** Called before the methods of this start are registered. */
+    public void reset() {
+        LockedMethods.clear();
+    }
+
     /** @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed */
     public void register(String key, String fixedName, RuntimeValue<LockNameResolver> resolver, long waitMillis,
             OnBusy onBusy, long atLeastForMillis, long atMostForMillis, ReturnKind kind, String description) {
