@@ -34,18 +34,6 @@ final class LockApp {
 
     /** Polls until the condition holds, failing after the deadline. */
     static void await(String what, Duration deadline, java.util.function.BooleanSupplier condition) {
-        long end = System.nanoTime() + deadline.toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError("Timed out after " + deadline.toMillis() + " ms waiting for " + what);
-            }
-            Thread.onSpinWait();
-            try {
-                Thread.sleep(5);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError("Interrupted waiting for " + what);
-            }
-        }
+        io.quarkiverse.mysqllock.test.Await.until(what, deadline, condition);
     }
 }

@@ -7,11 +7,13 @@ import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.greaterThan;
 import static org.hamcrest.Matchers.startsWith;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.MariaDbTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -79,13 +81,7 @@ class LockResourceTest {
                 .body(containsString("event-loop thread")).body(containsString("acquireAsync"));
     }
 
-    private static void awaitHeld(String name) throws InterruptedException {
-        long end = System.nanoTime() + 5_000_000_000L;
-        while (given().get("/locks/" + name).statusCode() != 200) {
-            if (System.nanoTime() > end) {
-                throw new AssertionError(name + " was never held");
-            }
-            Thread.sleep(10);
-        }
+    private static void awaitHeld(String name) {
+        Await.until(name + " to be held", Duration.ofSeconds(5), () -> given().get("/locks/" + name).statusCode() == 200);
     }
 }

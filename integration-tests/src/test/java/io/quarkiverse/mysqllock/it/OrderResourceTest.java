@@ -6,11 +6,13 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.MariaDbTestResource;
 import io.quarkus.test.common.WithTestResource;
 import io.quarkus.test.junit.QuarkusTest;
@@ -43,11 +45,7 @@ class OrderResourceTest {
         given().post("/orders/o-worker/ship").then().statusCode(200).body("thread", startsWith("executor-thread"));
     }
 
-    private static void awaitHeld(String name) throws InterruptedException {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (given().get("/locks/" + name).statusCode() != 200) {
-            assertThat(System.nanoTime()).as(name + " to be held").isLessThan(end);
-            Thread.sleep(10);
-        }
+    private static void awaitHeld(String name) {
+        Await.until(name + " to be held", Duration.ofSeconds(5), () -> given().get("/locks/" + name).statusCode() == 200);
     }
 }

@@ -11,11 +11,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
 /** @Transactional endpoints of two JVMs take acquireForTransaction on one name: their transactions never overlap. */
@@ -43,12 +43,9 @@ class TransactionLockAcrossProcessesIT {
             // Held by one process, refused at once to the other.
             CompletableFuture<Integer> holding = CompletableFuture.supplyAsync(
                     () -> given().port(ports[0]).post("/tx-locks/tx:order-8?holdMs=2000").statusCode());
-            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             // The holder's insert is not committed yet: read it uncommitted.
-            while (uncommitted(db, "SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-8'") == 0) {
-                assertThat(System.nanoTime()).as("the holder's transaction to start").isLessThan(end);
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-            }
+            Await.until("the holder's transaction to start", java.time.Duration.ofSeconds(10),
+                    () -> uncommitted(db, "SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-8'") > 0);
             given().port(ports[1]).post("/tx-locks/tx:order-8").then().statusCode(409);
             assertThat(holding.get(30, TimeUnit.SECONDS)).isEqualTo(200);
         }
