@@ -15,6 +15,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockManager;
@@ -52,16 +53,15 @@ class AcquireReleaseTest {
     @Test
     void anotherThreadFindsTheLockBusy() throws Exception {
         try (LockHandle held = locks.acquire("basic:busy", Duration.ZERO)) {
-            Optional<LockHandle> other = CompletableFuture.supplyAsync(() -> locks.tryAcquire("basic:busy")).get();
+            Optional<LockHandle> other = Background.supply(() -> locks.tryAcquire("basic:busy")).get();
             assertThat(other).isEmpty();
-            LockNotAcquiredException busy = CompletableFuture
-                    .supplyAsync(() -> catchNotAcquired(() -> locks.acquire("basic:busy", Duration.ofMillis(100)))).get();
+            LockNotAcquiredException busy = Background.supply(() -> catchNotAcquired(() -> locks.acquire("basic:busy", Duration.ofMillis(100)))).get();
             assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
             assertThat(busy.lockName()).isEqualTo("basic:busy");
             assertThat(busy.holder()).get().asString().contains("thread '" + Thread.currentThread().getName() + "'");
             assertThat(busy.getMessage()).contains("basic:busy").contains("held by");
         }
-        Optional<LockHandle> after = CompletableFuture.supplyAsync(() -> locks.tryAcquire("basic:busy")).get();
+        Optional<LockHandle> after = Background.supply(() -> locks.tryAcquire("basic:busy")).get();
         assertThat(after).isPresent();
         after.get().release();
     }

@@ -12,6 +12,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -31,7 +32,7 @@ class DeadlockTest {
         CountDownLatch bothHold = new CountDownLatch(2);
         CountDownLatch victimDone = new CountDownLatch(1);
 
-        CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<String> first = Background.supply(() -> {
             try (LockHandle a = locks.acquire("deadlock:a", Duration.ZERO)) {
                 bothHold.countDown();
                 await(bothHold);
@@ -43,7 +44,7 @@ class DeadlockTest {
                 }
             }
         });
-        CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<String> second = Background.supply(() -> {
             try (LockHandle b = locks.acquire("deadlock:b", Duration.ZERO)) {
                 bothHold.countDown();
                 await(bothHold);

@@ -13,6 +13,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkus.test.QuarkusUnitTest;
@@ -31,7 +32,7 @@ class FencingTokenTest {
         try (StandaloneLocks other = new StandaloneLocks("other")) {
             for (int i = 0; i < 6; i++) {
                 LockManager manager = i % 2 == 0 ? locks : other.locks;
-                tokens.add(CompletableFuture.supplyAsync(() -> {
+                tokens.add(Background.supply(() -> {
                     try (LockHandle handle = manager.acquire("fence:a", Duration.ofSeconds(5))) {
                         long token = handle.fencingToken();
                         assertThat(handle.fencingToken()).isEqualTo(token); // cached for the hold

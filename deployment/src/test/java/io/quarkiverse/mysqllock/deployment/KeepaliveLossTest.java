@@ -15,6 +15,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
@@ -54,7 +55,7 @@ class KeepaliveLossTest {
         assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.CONNECTION_LOST);
         assertThatThrownBy(handle::fencingToken).isInstanceOf(LockLostException.class);
 
-        Optional<LockHandle> next = CompletableFuture.supplyAsync(() -> locks.tryAcquire("loss:kill")).get();
+        Optional<LockHandle> next = Background.supply(() -> locks.tryAcquire("loss:kill")).get();
         assertThat(next).isPresent();
         next.get().release();
 

@@ -14,6 +14,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
@@ -114,7 +115,7 @@ class LeaseEngineTest {
         try (StandaloneLocks other = new StandaloneLocks("fences", MySqlLockRuntimeConfig.Mode.LEASE)) {
             for (int i = 0; i < 6; i++) {
                 LockManager manager = i % 2 == 0 ? locks : other.locks;
-                fences.add(CompletableFuture.supplyAsync(() -> {
+                fences.add(Background.supply(() -> {
                     try (LockHandle handle = manager.acquire("lease:fence", Duration.ofSeconds(5))) {
                         return handle.fencingToken();
                     }
@@ -148,7 +149,7 @@ class LeaseEngineTest {
     void aBusyLeaseNamesItsHolder() throws Exception {
         try (StandaloneLocks other = new StandaloneLocks("busy-holder", MySqlLockRuntimeConfig.Mode.LEASE);
                 LockHandle held = other.locks.acquire("lease:busy", Duration.ZERO)) {
-            LockNotAcquiredException busy = CompletableFuture.supplyAsync(() -> {
+            LockNotAcquiredException busy = Background.supply(() -> {
                 try {
                     locks.acquire("lease:busy", Duration.ofMillis(50));
                     throw new AssertionError("acquired a held lease");

@@ -26,8 +26,7 @@ final class LockApp {
 
     /** Whether another thread gets the lock at once (released again if it does). */
     static boolean otherThreadAcquires(io.quarkiverse.mysqllock.LockManager locks, String name) throws Exception {
-        java.util.Optional<io.quarkiverse.mysqllock.LockHandle> handle = java.util.concurrent.CompletableFuture
-                .supplyAsync(() -> locks.tryAcquire(name)).get();
+        java.util.Optional<io.quarkiverse.mysqllock.LockHandle> handle = io.quarkiverse.mysqllock.test.Background.supply(() -> locks.tryAcquire(name)).get();
         handle.ifPresent(io.quarkiverse.mysqllock.LockHandle::release);
         return handle.isPresent();
     }

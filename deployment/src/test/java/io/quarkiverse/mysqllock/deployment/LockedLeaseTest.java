@@ -13,6 +13,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkus.test.QuarkusUnitTest;
@@ -35,7 +36,7 @@ class LockedLeaseTest {
     void aLongMethodKeepsItsLeaseWhileItRuns() throws Exception {
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        CompletableFuture<Void> run = CompletableFuture.runAsync(() -> jobs.renewed(entered, leave));
+        CompletableFuture<Void> run = Background.run(() -> jobs.renewed(entered, leave));
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
         LockApp.await("renewals past 2 ttls", Duration.ofSeconds(6), () -> ServerState.queryLong(
                 "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'job:renewed'")
@@ -50,7 +51,7 @@ class LockedLeaseTest {
     void atMostForCapsTheLeaseEvenWhileTheMethodRuns() throws Exception {
         CountDownLatch entered = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        CompletableFuture<Void> run = CompletableFuture.runAsync(() -> jobs.capped(entered, leave));
+        CompletableFuture<Void> run = Background.run(() -> jobs.capped(entered, leave));
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(LockApp.otherThreadAcquires(locks, "job:capped")).isFalse();
         long start = System.nanoTime();

@@ -17,6 +17,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -66,7 +67,7 @@ class LockedMethodsTest {
     void callsWithTheSameKeySerializeAndWithDifferentKeysRunTogether() throws Exception {
         CountDownLatch inside = new CountDownLatch(1);
         CountDownLatch leave = new CountDownLatch(1);
-        CompletableFuture<String> first = CompletableFuture.supplyAsync(
+        CompletableFuture<String> first = Background.supply(
                 () -> orders.process(new Order("1", null), () -> {
                     inside.countDown();
                     await(leave);
@@ -74,10 +75,10 @@ class LockedMethodsTest {
                 }));
         assertThat(inside.await(10, TimeUnit.SECONDS)).isTrue();
         // another key runs while "order:1" is held
-        assertThat(CompletableFuture.supplyAsync(() -> orders.process(new Order("2", null), () -> "other")).get(10,
+        assertThat(Background.supply(() -> orders.process(new Order("2", null), () -> "other")).get(10,
                 TimeUnit.SECONDS)).isEqualTo("other");
         // the same key waits (waitFor = 10s) until the first call returns
-        CompletableFuture<String> second = CompletableFuture.supplyAsync(() -> orders.process(new Order("1", null),
+        CompletableFuture<String> second = Background.supply(() -> orders.process(new Order("1", null),
                 () -> "second"));
         LockApp.await("the second call to wait on the server", Duration.ofSeconds(5),
                 () -> ServerState.waitingInGetLock() > 0);
@@ -89,7 +90,7 @@ class LockedMethodsTest {
 
     @Test
     void failAndSkipWhenBusy() throws Exception {
-        try (LockHandle held = CompletableFuture.supplyAsync(() -> locks.acquire("order:busy", Duration.ZERO)).get()) {
+        try (LockHandle held = Background.supply(() -> locks.acquire("order:busy", Duration.ZERO)).get()) {
             assertThatThrownBy(() -> orders.failFast("busy")).isInstanceOf(LockNotAcquiredException.class)
                     .hasMessageContaining("order:busy");
             assertThat(orders.skipOptional("busy")).isEmpty();

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
@@ -51,7 +52,7 @@ class NoLeakTest {
         List<CompletableFuture<Void>> runs = new ArrayList<>();
         for (int t = 0; t < THREADS; t++) {
             int thread = t;
-            runs.add(CompletableFuture.runAsync(() -> {
+            runs.add(Background.run(() -> {
                 for (int i = 0; i < CYCLES / THREADS; i++) {
                     String name = "leak:" + ((i * THREADS + thread) % NAMES);
                     if (i % 3 == 0) {

@@ -11,6 +11,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -30,11 +31,11 @@ class PoolExhaustionTest {
     @Test
     void anExhaustedPoolFailsFastWithTheSettingToChange() throws Exception {
         // Threads of their own: one thread's locks would share one connection.
-        LockHandle first = CompletableFuture.supplyAsync(() -> locks.acquire("pool:1", Duration.ZERO)).get();
-        LockHandle second = CompletableFuture.supplyAsync(() -> locks.acquire("pool:2", Duration.ZERO)).get();
+        LockHandle first = Background.supply(() -> locks.acquire("pool:1", Duration.ZERO)).get();
+        LockHandle second = Background.supply(() -> locks.acquire("pool:2", Duration.ZERO)).get();
 
         long start = System.nanoTime();
-        LockNotAcquiredException failure = CompletableFuture.supplyAsync(() -> {
+        LockNotAcquiredException failure = Background.supply(() -> {
             try {
                 locks.tryAcquire("pool:3");
                 throw new AssertionError("acquired with an exhausted pool");
@@ -50,7 +51,7 @@ class PoolExhaustionTest {
         // A wait longer than the pool stays exhausted still ends in time: the pool's acquisition-timeout (5 s) is
         // not what decides.
         start = System.nanoTime();
-        LockNotAcquiredException longer = CompletableFuture.supplyAsync(() -> {
+        LockNotAcquiredException longer = Background.supply(() -> {
             try {
                 locks.acquire("pool:3", Duration.ofMillis(700));
                 throw new AssertionError("acquired with an exhausted pool");
@@ -62,8 +63,7 @@ class PoolExhaustionTest {
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(650L, 2000L);
 
         // Within a longer wait, a connection that comes free is used.
-        CompletableFuture<LockHandle> waiting = CompletableFuture
-                .supplyAsync(() -> locks.acquire("pool:3", Duration.ofSeconds(5)));
+        CompletableFuture<LockHandle> waiting = Background.supply(() -> locks.acquire("pool:3", Duration.ofSeconds(5)));
         first.release();
         LockHandle third = waiting.get(10, TimeUnit.SECONDS);
         assertThat(third.isValid()).isTrue();

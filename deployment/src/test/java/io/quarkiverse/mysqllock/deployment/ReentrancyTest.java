@@ -10,6 +10,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkus.test.QuarkusUnitTest;
@@ -64,7 +65,7 @@ class ReentrancyTest {
     @Test
     void aHandleReleasedByAnotherThreadFreesTheLock() throws Exception {
         LockHandle handle = locks.acquire("reentrant:c", Duration.ZERO);
-        CompletableFuture.runAsync(handle::release).get();
+        Background.run(handle::release).get();
         assertThat(handle.isValid()).isFalse();
         assertThat(ServerState.holder("reentrant:c")).isEmpty();
         // and the thread that acquired it can acquire it again

@@ -15,6 +15,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -51,7 +52,7 @@ class RunOnceTest {
         AtomicInteger runs = new AtomicInteger();
         CountDownLatch started = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        CompletableFuture<Boolean> first = CompletableFuture.supplyAsync(() -> locks.runOnce("once:busy", () -> {
+        CompletableFuture<Boolean> first = Background.supply(() -> locks.runOnce("once:busy", () -> {
             runs.incrementAndGet();
             started.countDown();
             await(finish);
@@ -59,7 +60,7 @@ class RunOnceTest {
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
         List<CompletableFuture<Boolean>> others = new ArrayList<>();
         for (int i = 0; i < 3; i++) {
-            others.add(CompletableFuture.supplyAsync(() -> locks.runOnce("once:busy", runs::incrementAndGet)));
+            others.add(Background.supply(() -> locks.runOnce("once:busy", runs::incrementAndGet)));
         }
         LockApp.await("the others to wait", java.time.Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() >= 3);
         assertThat(others).noneMatch(CompletableFuture::isDone);

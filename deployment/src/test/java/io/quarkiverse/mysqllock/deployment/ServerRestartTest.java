@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.test.TestDatabase;
@@ -38,7 +39,7 @@ class ServerRestartTest {
             String name = "restart:" + i;
             // two on this thread's connection, two on connections of their own
             LockHandle handle = i < 2 ? locks.acquire(name, Duration.ZERO)
-                    : CompletableFuture.supplyAsync(() -> locks.acquire(name, Duration.ZERO)).get();
+                    : Background.supply(() -> locks.acquire(name, Duration.ZERO)).get();
             handle.onLost(e -> lost.countDown());
             handles.add(handle);
         }

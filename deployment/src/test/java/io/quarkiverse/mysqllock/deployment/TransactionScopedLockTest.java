@@ -15,6 +15,7 @@ import jakarta.transaction.Transactional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkus.test.QuarkusUnitTest;
@@ -42,13 +43,13 @@ class TransactionScopedLockTest {
     void theLockLastsUntilCommit() throws Exception {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        CompletableFuture<Void> holder = CompletableFuture.runAsync(() -> work.underLock("txl:commit", Duration.ZERO, () -> {
+        CompletableFuture<Void> holder = Background.run(() -> work.underLock("txl:commit", Duration.ZERO, () -> {
             held.countDown();
             await(finish);
         }));
         assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
 
-        LockNotAcquiredException busy = CompletableFuture.supplyAsync(() -> {
+        LockNotAcquiredException busy = Background.supply(() -> {
             try {
                 work.underLock("txl:commit", Duration.ZERO, () -> {
                 });
@@ -60,7 +61,7 @@ class TransactionScopedLockTest {
         assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
 
         long start = System.nanoTime();
-        CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<Long> waiter = Background.supply(() -> {
             work.underLock("txl:commit", Duration.ofSeconds(10), () -> {
             });
             return System.nanoTime();
@@ -81,7 +82,7 @@ class TransactionScopedLockTest {
         assertThatThrownBy(() -> work.underLock("txl:rollback", Duration.ZERO, () -> {
             throw new IllegalStateException("roll back");
         })).hasMessage("roll back");
-        CompletableFuture.runAsync(() -> work.underLock("txl:rollback", Duration.ZERO, () -> {
+        Background.run(() -> work.underLock("txl:rollback", Duration.ZERO, () -> {
         })).get(10, TimeUnit.SECONDS);
     }
 

@@ -19,6 +19,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.test.TestDatabase;
@@ -50,7 +51,7 @@ class TwoManagersTest {
             List<CompletableFuture<Void>> runs = new ArrayList<>();
             for (int t = 0; t < 2 * THREADS_PER_MANAGER; t++) {
                 LockManager manager = t % 2 == 0 ? locks : other.locks;
-                runs.add(CompletableFuture.runAsync(() -> {
+                runs.add(Background.run(() -> {
                     try (Connection connection = TestDatabase.shared().connect()) {
                         for (int i = 0; i < ROUNDS; i++) {
                             try (LockHandle handle = manager.acquire("two:counter", Duration.ofSeconds(30))) {

@@ -13,6 +13,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -55,7 +56,7 @@ final class WaitAssertions {
     static void waiterWakesPromptly(LockManager locks, String name, boolean onServer) throws Exception {
         LockHandle holder = locks.acquire(name, Duration.ZERO);
         CountDownLatch waiting = new CountDownLatch(1);
-        CompletableFuture<Long> acquiredAt = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<Long> acquiredAt = Background.supply(() -> {
             waiting.countDown();
             LockHandle handle = locks.acquire(name, Duration.ofSeconds(10));
             long at = System.nanoTime();
@@ -77,7 +78,7 @@ final class WaitAssertions {
     static void timesOutCloseTo(LockManager locks, String name, Duration wait) throws Exception {
         try (LockHandle holder = locks.acquire(name, Duration.ZERO)) {
             long[] elapsed = new long[1];
-            LockNotAcquiredException busy = CompletableFuture.supplyAsync(() -> {
+            LockNotAcquiredException busy = Background.supply(() -> {
                 long start = System.nanoTime();
                 try {
                     locks.acquire(name, wait);
@@ -90,7 +91,7 @@ final class WaitAssertions {
             assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
             assertThat(Duration.ofNanos(elapsed[0])).isBetween(wait, wait.plusMillis(250));
             assertThat(busy.waited()).isGreaterThanOrEqualTo(wait);
-            assertThatThrownBy(() -> CompletableFuture.supplyAsync(() -> locks.tryAcquire(name, wait)).get()
+            assertThatThrownBy(() -> Background.supply(() -> locks.tryAcquire(name, wait)).get()
                     .orElseThrow()).isInstanceOf(java.util.NoSuchElementException.class);
         }
     }

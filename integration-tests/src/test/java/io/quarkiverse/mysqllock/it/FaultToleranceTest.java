@@ -12,6 +12,7 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.faulttolerance.exceptions.TimeoutException;
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -33,7 +34,7 @@ class FaultToleranceTest {
     @Test
     void retryRetriesTheAcquisitionUntilTheLockIsFree() throws Exception {
         LockHandle holder = holdElsewhere("resilient:r1");
-        CompletableFuture<String> call = CompletableFuture.supplyAsync(() -> orders.retried("r1"));
+        CompletableFuture<String> call = Background.supply(() -> orders.retried("r1"));
         Thread.sleep(300); // a few attempts fail while the lock is held: that is the behaviour under test
         assertThat(call).isNotDone();
         holder.release();
@@ -44,11 +45,11 @@ class FaultToleranceTest {
     void fallbackAnswersWhenTheLockIsBusy() throws Exception {
         int runs = orders.runs();
         try (LockHandle holder = holdElsewhere("resilient:f1")) {
-            assertThat(CompletableFuture.supplyAsync(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
+            assertThat(Background.supply(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
                     .isEqualTo("busy, try f1 later");
         }
         assertThat(orders.runs()).isEqualTo(runs);
-        assertThat(CompletableFuture.supplyAsync(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
+        assertThat(Background.supply(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
                 .isEqualTo("shipped f1");
     }
 
@@ -76,6 +77,6 @@ class FaultToleranceTest {
     }
 
     private LockHandle holdElsewhere(String name) throws Exception {
-        return CompletableFuture.supplyAsync(() -> locks.acquire(name, Duration.ZERO)).get(10, TimeUnit.SECONDS);
+        return Background.supply(() -> locks.acquire(name, Duration.ZERO)).get(10, TimeUnit.SECONDS);
     }
 }

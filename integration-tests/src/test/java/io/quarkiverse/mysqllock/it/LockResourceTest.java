@@ -13,6 +13,7 @@ import java.util.concurrent.CompletableFuture;
 
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.MariaDbTestResource;
 import io.quarkus.test.common.WithTestResource;
@@ -25,7 +26,7 @@ class LockResourceTest {
     @Test
     void aFreeLockIsNotFoundAndAHeldOneIsDescribed() throws Exception {
         given().get("/locks/rest:inspect").then().statusCode(404);
-        CompletableFuture<Integer> holding = CompletableFuture.supplyAsync(
+        CompletableFuture<Integer> holding = Background.supply(
                 () -> given().post("/locks/rest:inspect?holdMs=1500").statusCode());
         awaitHeld("rest:inspect");
         given().get("/locks/rest:inspect").then().statusCode(200)
@@ -37,7 +38,7 @@ class LockResourceTest {
 
     @Test
     void concurrentRequestsOnOneKeyConflict() throws Exception {
-        CompletableFuture<Integer> holding = CompletableFuture.supplyAsync(
+        CompletableFuture<Integer> holding = Background.supply(
                 () -> given().post("/locks/rest:order-1?holdMs=1500").statusCode());
         awaitHeld("rest:order-1");
         given().post("/locks/rest:order-1").then().statusCode(409)
@@ -54,7 +55,7 @@ class LockResourceTest {
     @Test
     void manyConcurrentRequestsThatWaitAllSucceedOneAfterAnother() throws Exception {
         List<CompletableFuture<Integer>> requests = java.util.stream.IntStream.range(0, 8)
-                .mapToObj(i -> CompletableFuture.supplyAsync(
+                .mapToObj(i -> Background.supply(
                         () -> given().post("/locks/rest:serial?waitMs=20000&holdMs=50").statusCode()))
                 .toList();
         for (CompletableFuture<Integer> request : requests) {

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.MariaDbTestResource;
 import io.quarkus.test.common.WithTestResource;
@@ -26,7 +27,7 @@ class OrderResourceTest {
     void concurrentRequestsForOneOrderConflictAndOtherOrdersProceed() throws Exception {
         for (String endpoint : new String[] { "ship", "ship-reactive" }) {
             String order = "o-" + endpoint;
-            CompletableFuture<Integer> first = CompletableFuture.supplyAsync(
+            CompletableFuture<Integer> first = Background.supply(
                     () -> given().post("/orders/" + order + "/" + endpoint + "?holdMs=1500").statusCode());
             awaitHeld("order:" + order);
             given().post("/orders/" + order + "/" + endpoint).then().statusCode(409)

@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.AppProcess;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.TestDatabase;
@@ -33,7 +34,7 @@ class TransactionLockAcrossProcessesIT {
             List<CompletableFuture<Integer>> requests = new ArrayList<>();
             for (int i = 0; i < 8; i++) {
                 int port = ports[i % 2];
-                requests.add(CompletableFuture.supplyAsync(() -> given().port(port)
+                requests.add(Background.supply(() -> given().port(port)
                         .post("/tx-locks/tx:order-7?waitMs=30000&holdMs=150").statusCode()));
             }
             for (CompletableFuture<Integer> request : requests) {
@@ -41,7 +42,7 @@ class TransactionLockAcrossProcessesIT {
             }
 
             // Held by one process, refused at once to the other.
-            CompletableFuture<Integer> holding = CompletableFuture.supplyAsync(
+            CompletableFuture<Integer> holding = Background.supply(
                     () -> given().port(ports[0]).post("/tx-locks/tx:order-8?holdMs=2000").statusCode());
             // The holder's insert is not committed yet: read it uncommitted.
             Await.until("the holder's transaction to start", java.time.Duration.ofSeconds(10),
