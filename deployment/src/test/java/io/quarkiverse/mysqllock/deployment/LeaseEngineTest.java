@@ -21,7 +21,9 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
+import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkus.test.QuarkusUnitTest;
 
 /** The LEASE engine's semantics on a real server, with a 1 s ttl renewed every 333 ms. */
@@ -54,6 +56,8 @@ class LeaseEngineTest {
         assertThat(owner("lease:row")).isNull();
         assertThat(locks.isLocked("lease:row")).isFalse();
         assertThat(LockApp.otherThreadAcquires(locks, "lease:row")).isTrue();
+        // nothing of this lease is left in the JVM either
+        assertThat(((LeaseEngine) ((MySqlLockManager) locks).engine()).gatesInUse()).isZero();
     }
 
     @Test

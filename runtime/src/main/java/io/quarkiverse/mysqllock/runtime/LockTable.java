@@ -46,11 +46,6 @@ public final class LockTable {
         return table;
     }
 
-    /** Whether a missing table may be created. */
-    public boolean createTable() {
-        return createTable;
-    }
-
     /**
      * Runs {@code work}; if the table is missing, creates it (or explains how, when creation is disabled) and runs it
      * again.

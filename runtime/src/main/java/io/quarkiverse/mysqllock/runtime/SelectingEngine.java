@@ -34,7 +34,6 @@ public final class SelectingEngine implements LockEngine {
     private final Supplier<LockEngine> named;
     private final Supplier<LockEngine> lease;
     private volatile LockEngine chosen;
-    private volatile String reason;
 
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
             ConnectionSource connections, LockTable table, String identity, Supplier<LockEngine> named,
@@ -77,11 +76,6 @@ public final class SelectingEngine implements LockEngine {
             }
             return chosen;
         }
-    }
-
-    /** Why the engine was chosen, or empty before the choice. */
-    public Optional<String> reason() {
-        return Optional.ofNullable(reason);
     }
 
     private void choose() {
@@ -137,7 +131,6 @@ public final class SelectingEngine implements LockEngine {
     }
 
     private void decide(Supplier<LockEngine> engine, LockMode lockMode, String why) {
-        reason = why;
         chosen = engine.get();
         LOG.infof("Distributed locks: %s engine on datasource '%s' as %s, because %s", lockMode,
                 connections.dataSourceName(), identity, why);
