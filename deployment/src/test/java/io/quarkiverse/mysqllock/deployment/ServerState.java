@@ -59,17 +59,6 @@ final class ServerState {
     }
 
     static long queryLong(String sql, Object... args) {
-        try (Connection connection = TestDatabase.shared().connect();
-                PreparedStatement statement = connection.prepareStatement(sql)) {
-            for (int i = 0; i < args.length; i++) {
-                statement.setObject(i + 1, args[i]);
-            }
-            ResultSet rs = statement.executeQuery();
-            rs.next();
-            // SHOW STATUS answers (name, value)
-            return rs.getMetaData().getColumnCount() == 2 && sql.startsWith("SHOW") ? rs.getLong(2) : rs.getLong(1);
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        return TestDatabase.shared().queryLong(sql, args);
     }
 }

@@ -2,9 +2,6 @@ package io.quarkiverse.mysqllock.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -43,7 +40,7 @@ class RunOnceAcrossProcessesIT {
         } finally {
             processes.forEach(AppProcess::close);
         }
-        assertThat(count(db, "seed:together")).isEqualTo(1);
+        assertThat(rows(db, "seed:together")).isEqualTo(1);
     }
 
     @Test
@@ -62,15 +59,15 @@ class RunOnceAcrossProcessesIT {
             assertThat(later.awaitLine(l -> l.contains(": start-up data 'seed:killed'"), Duration.ofSeconds(60)))
                     .contains("already there");
         }
-        assertThat(count(db, "seed:killed' AND instance = 'next")).isEqualTo(1);
-        assertThat(count(db, "seed:killed' AND instance = 'later")).isZero();
+        assertThat(rows(db, "seed:killed", "next")).isEqualTo(1);
+        assertThat(rows(db, "seed:killed", "later")).isZero();
     }
 
-    private static long count(TestDatabase db, String name) throws Exception {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT COUNT(*) FROM run_once_history WHERE name = '" + name + "'")) {
-            rs.next();
-            return rs.getLong(1);
-        }
+    private static long rows(TestDatabase db, String name) {
+        return db.queryLong("SELECT COUNT(*) FROM run_once_history WHERE name = ?", name);
+    }
+
+    private static long rows(TestDatabase db, String name, String instance) {
+        return db.queryLong("SELECT COUNT(*) FROM run_once_history WHERE name = ? AND instance = ?", name, instance);
     }
 }

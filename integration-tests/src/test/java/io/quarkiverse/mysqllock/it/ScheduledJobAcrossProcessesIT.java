@@ -2,9 +2,6 @@ package io.quarkiverse.mysqllock.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,7 +19,7 @@ class ScheduledJobAcrossProcessesIT {
     static final int TICKS = Integer.getInteger("scheduler.it.ticks", 60);
 
     @Test
-    void everyTickRunsOnExactlyOneInstance() throws Exception {
+    void everyTickRunsOnExactlyOneInstance() {
         TestDatabase db = TestDatabase.shared();
         db.execute("CREATE TABLE IF NOT EXISTS cron_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
                 + " instance VARCHAR(100) NOT NULL)");
@@ -34,30 +31,21 @@ class ScheduledJobAcrossProcessesIT {
             for (AppProcess process : processes) {
                 process.awaitLine(line -> line.contains("Installed features"), Duration.ofSeconds(60));
             }
-            long first = query(db, "SELECT COALESCE(MAX(tick), 0) FROM cron_history");
+            long first = db.queryLong("SELECT COALESCE(MAX(tick), 0) FROM cron_history");
             Await.until(TICKS + " ticks to run", Duration.ofSeconds(TICKS + 30), () -> {
                 assertThat(processes).allMatch(AppProcess::isAlive);
-                return query(db, "SELECT COUNT(DISTINCT tick) FROM cron_history WHERE tick > " + first) >= TICKS;
+                return db.queryLong("SELECT COUNT(DISTINCT tick) FROM cron_history WHERE tick > " + first) >= TICKS;
             });
         } finally {
             processes.forEach(AppProcess::close);
         }
-        assertThat(query(db, "SELECT COUNT(*) FROM (SELECT tick FROM cron_history GROUP BY tick HAVING COUNT(*) > 1) t"))
+        assertThat(db.queryLong("SELECT COUNT(*) FROM (SELECT tick FROM cron_history GROUP BY tick HAVING COUNT(*) > 1) t"))
                 .as("ticks that ran more than once").isZero();
-        long ticks = query(db, "SELECT COUNT(DISTINCT tick) FROM cron_history");
-        long span = query(db, "SELECT MAX(tick) - MIN(tick) + 1 FROM cron_history");
+        long ticks = db.queryLong("SELECT COUNT(DISTINCT tick) FROM cron_history");
+        long span = db.queryLong("SELECT MAX(tick) - MIN(tick) + 1 FROM cron_history");
         assertThat(ticks).as("ticks run of the " + span + " seconds observed").isGreaterThanOrEqualTo(span - 1);
-        assertThat(query(db, "SELECT COUNT(DISTINCT instance) FROM cron_history")).as("instances that ran ticks")
+        assertThat(db.queryLong("SELECT COUNT(DISTINCT instance) FROM cron_history")).as("instances that ran ticks")
                 .isGreaterThanOrEqualTo(2);
     }
 
-    private static long query(TestDatabase db, String sql) {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

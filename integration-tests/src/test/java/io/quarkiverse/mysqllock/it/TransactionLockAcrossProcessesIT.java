@@ -51,9 +51,9 @@ class TransactionLockAcrossProcessesIT {
             assertThat(holding.get(30, TimeUnit.SECONDS)).isEqualTo(200);
         }
 
-        assertThat(count(db, "SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-7'")).isEqualTo(8);
-        assertThat(count(db, "SELECT COUNT(DISTINCT instance) FROM tx_history WHERE name = 'tx:order-7'")).isEqualTo(2);
-        assertThat(count(db, "SELECT COUNT(*) FROM tx_history a JOIN tx_history b ON a.id < b.id AND a.name = b.name"
+        assertThat(db.queryLong("SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-7'")).isEqualTo(8);
+        assertThat(db.queryLong("SELECT COUNT(DISTINCT instance) FROM tx_history WHERE name = 'tx:order-7'")).isEqualTo(2);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM tx_history a JOIN tx_history b ON a.id < b.id AND a.name = b.name"
                 + " WHERE a.name = 'tx:order-7' AND a.started_at < b.ended_at AND b.started_at < a.ended_at"))
                 .as("overlapping transactions").isZero();
     }
@@ -69,13 +69,4 @@ class TransactionLockAcrossProcessesIT {
         }
     }
 
-    private static long count(TestDatabase db, String sql) {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        } catch (java.sql.SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
 }

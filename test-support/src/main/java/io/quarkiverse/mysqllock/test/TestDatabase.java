@@ -7,6 +7,8 @@ import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.LinkedHashMap;
@@ -266,6 +268,26 @@ public final class TestDatabase {
     public void execute(String sql) {
         try (Connection connection = connect(); Statement statement = connection.createStatement()) {
             statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException("Failed: " + sql, e);
+        }
+    }
+
+    /**
+     * One number, read on a new connection: the first column of the first row, or the value column of a
+     * {@code SHOW ... STATUS} row.
+     */
+    public long queryLong(String sql, Object... args) {
+        try (Connection connection = connect(); PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                if (!rs.next()) {
+                    throw new IllegalStateException("No row: " + sql);
+                }
+                return sql.startsWith("SHOW") && rs.getMetaData().getColumnCount() == 2 ? rs.getLong(2) : rs.getLong(1);
+            }
         } catch (SQLException e) {
             throw new IllegalStateException("Failed: " + sql, e);
         }
