@@ -42,9 +42,14 @@ public abstract class HeldLock {
         return lost == null || !listeners.remove(listener);
     }
 
-    /** Marks the lock lost; returns the listeners to notify, each exactly once. */
-    List<Consumer<LockLostException>> markLost(LockLostException cause) {
-        if (lost != null || released) {
+    /**
+     * Marks the lock lost; returns the listeners to notify, each exactly once.
+     *
+     * @param atRelease the release itself found the lock gone: it was lost while held, and is reported even though
+     *        the last hold has just been released
+     */
+    List<Consumer<LockLostException>> markLost(LockLostException cause, boolean atRelease) {
+        if (lost != null || (released && !atRelease)) {
             return List.of();
         }
         lost = cause;

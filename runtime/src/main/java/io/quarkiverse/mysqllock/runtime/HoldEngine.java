@@ -8,4 +8,9 @@ public interface HoldEngine<L extends HeldLock> {
 
     /** The lock's fencing token. */
     long fencingToken(L lock);
+
+    /** Whether the lock is still held for us, as far as this instance can tell without a statement. */
+    default boolean isValid(L lock) {
+        return lock.lost == null;
+    }
 }

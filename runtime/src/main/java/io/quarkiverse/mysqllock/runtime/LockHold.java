@@ -38,7 +38,7 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
 
     @Override
     public boolean isValid() {
-        return !released.get() && lock.lost == null;
+        return !released.get() && engine.isValid(lock);
     }
 
     @Override

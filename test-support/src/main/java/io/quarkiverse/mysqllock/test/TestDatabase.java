@@ -234,6 +234,15 @@ public final class TestDatabase {
         return jdbcUrl;
     }
 
+    /** The server's TCP port, read from its JDBC URL ({@code jdbc:mysql://host:port/...}). */
+    public int port() {
+        java.util.regex.Matcher matcher = java.util.regex.Pattern.compile("//[^/:]+:(\\d+)/").matcher(jdbcUrl);
+        if (!matcher.find()) {
+            throw new IllegalStateException("No port in " + jdbcUrl);
+        }
+        return Integer.parseInt(matcher.group(1));
+    }
+
     public String user() {
         return user;
     }

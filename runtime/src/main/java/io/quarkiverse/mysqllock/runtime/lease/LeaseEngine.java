@@ -52,6 +52,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private static final int DEADLOCK_RETRIES = 10;
     private static final int MAX_STALE_CONNECTIONS = 8;
+    /** The most a lease is given up before its confirmed end, so that the holder hears it before anyone can take over. */
+    private static final long MAX_LOSS_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /** Leases renewed per statement; 10,000 leases take 5 statements. */
     static final int RENEW_CHUNK = 2000;
 
@@ -61,6 +63,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final long ttlNanos;
     private final long ttlMicros;
     private final long maxBackoffNanos;
+    /**
+     * A lease counts as lost this long before its confirmed end: the expiry check runs twice within it, so the holder is
+     * told before the server lets another instance take the lease.
+     */
+    private final long lossMarginNanos;
     private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
     private final LocalGate.Gates gates = new LocalGate.Gates();
     private final LossNotifier notifier = new LossNotifier();
@@ -78,15 +85,19 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         this.ttlNanos = ttl.toNanos();
         this.ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
         this.maxBackoffNanos = Math.min(MAX_BACKOFF_NANOS, ttlNanos / 4);
+        this.lossMarginNanos = Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
         String t = table.name();
         this.take = "UPDATE " + t + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
                 + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
                 + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
         this.giveUp = "UPDATE " + t + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
         this.current = "SELECT owner, acquired_at, fence FROM " + t + " WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)";
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-renew-"));
+        // Two threads: a renewal stuck on a stalled network must not keep the expiry check from telling holders.
+        this.watchdog = Executors.newScheduledThreadPool(2, ConnectionSource.daemonThreads("mysql-lock-renew-"));
         long period = renewInterval.toNanos();
         watchdog.scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+        long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
+        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkPeriod, checkPeriod, TimeUnit.NANOSECONDS);
     }
 
     @Override
@@ -266,15 +277,28 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
         local.remove(lease.serverName, lease);
         try {
-            if (lease.lost == null) {
-                giveUpOnServer(lease);
+            if (lease.lost != null) {
+                if (lease.lost.reason() == LockLostException.Reason.LEASE_EXPIRED) {
+                    // Given up locally before its end on the server: a renewal may still have extended it.
+                    giveUpOnServer(lease);
+                }
+            } else {
+                if (overdue(lease, System.nanoTime())) {
+                    notifier.loseAtRelease(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name
+                            + "' was lost before it was released: it was not renewed in time and may have expired", null);
+                }
+                if (giveUpOnServer(lease) == 0) {
+                    notifier.loseAtRelease(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name
+                            + "' was lost before it was released: it had expired, or another instance had taken it", null);
+                }
             }
         } finally {
             openGate(lease);
         }
     }
 
-    private void giveUpOnServer(Lease lease) {
+    /** Gives the lease up on the server: 1 if it was still ours, 0 if not, -1 if that could not be found out. */
+    private int giveUpOnServer(Lease lease) {
         for (int attempt = 1;; attempt++) {
             ConnectionSource.Borrowed borrowed = null;
             try {
@@ -288,10 +312,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     }
                 });
                 connections.giveBack(borrowed);
-                if (released != 1) {
-                    LOG.warnf("Lease '%s' was no longer held by this instance when it was released", lease.name);
-                }
-                return;
+                return released;
             } catch (SQLException e) {
                 if (borrowed != null) {
                     connections.discard(borrowed.pooled());
@@ -299,12 +320,12 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
                     LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name,
                             SqlErrors.describe(e));
-                    return;
+                    return -1;
                 }
             } catch (LockNotAcquiredException e) {
                 LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name,
                         e.getMessage());
-                return;
+                return -1;
             }
         }
     }
@@ -330,19 +351,40 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     // --- renewal ---
 
-    private void renewAll() {
+    private boolean overdue(Lease lease, long now) {
+        return now - (lease.confirmedUntilNanos - lossMarginNanos) >= 0;
+    }
+
+    /** Reports the leases that may expire before another renewal could confirm them. Never blocks on the database. */
+    private void expireOverdue() {
         long now = System.nanoTime();
+        for (Lease lease : local.values()) {
+            if (lease.isHeld() && overdue(lease, now)) {
+                expire(lease);
+            }
+        }
+    }
+
+    private void expire(Lease lease) {
+        lose(lease, LockLostException.Reason.LEASE_EXPIRED, lease.renewable
+                ? "Lease '" + lease.name + "' was lost: it could not be renewed before it expired (ttl "
+                        + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)"
+                : "Lease '" + lease.name + "' expired: it reached its atMostFor cap", null);
+    }
+
+    @Override
+    public boolean isValid(Lease lease) {
+        if (lease.lost == null && overdue(lease, System.nanoTime())) {
+            expire(lease);
+        }
+        return lease.lost == null;
+    }
+
+    private void renewAll() {
+        expireOverdue();
         List<Lease> leases = new ArrayList<>();
         for (Lease lease : local.values()) {
-            if (!lease.isHeld()) {
-                continue;
-            }
-            if (now - lease.confirmedUntilNanos >= 0) {
-                lose(lease, LockLostException.Reason.LEASE_EXPIRED, lease.renewable
-                        ? "Lease '" + lease.name + "' was lost: it could not be renewed before it expired (ttl "
-                                + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)"
-                        : "Lease '" + lease.name + "' expired: it reached its atMostFor cap", null);
-            } else if (lease.renewable) {
+            if (lease.isHeld() && lease.renewable) {
                 leases.add(lease);
             }
         }
@@ -356,6 +398,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         try {
             borrowed = connections.borrowForStatements("(renewal)", 0);
             Connection raw = borrowed.raw();
+            // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
+            int networkTimeout = raw.getNetworkTimeout();
+            raw.setNetworkTimeout(Runnable::run, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(ttlNanos)));
             long sentAt = System.nanoTime();
             int renewed = retryingDeadlocks(() -> renewStatement(raw, leases));
             if (renewed == leases.size()) {
@@ -365,6 +410,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             } else {
                 sortOut(raw, leases, sentAt);
             }
+            raw.setNetworkTimeout(Runnable::run, networkTimeout);
             connections.giveBack(borrowed);
         } catch (SQLException e) {
             if (borrowed != null) {

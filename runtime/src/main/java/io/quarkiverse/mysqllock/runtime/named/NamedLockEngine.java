@@ -341,7 +341,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
                 if (rs.getInt(1) != 1) {
-                    LOG.warnf("Lock '%s' was no longer held by this instance when it was released", lock.name);
+                    notifier.loseAtRelease(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name
+                            + "' was lost before it was released: the server no longer held it for this instance's"
+                            + " session " + session.connectionId, null);
                 }
                 if (releaseAll && rs.getInt(2) > 0) {
                     LOG.warnf("The connection of lock '%s' held %d other named lock(s) not taken through LockManager;"
@@ -353,8 +355,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 releaseAllSupported = false;
                 LOG.warn("The server has no RELEASE_ALL_LOCKS() (MariaDB before 10.5.2): lock connections will be"
                         + " closed instead of returned to the pool");
+                // Closing the session releases the lock; nothing was lost.
+                failSession(session, e);
+                return;
             }
             failSession(session, e);
+            notifier.loseAtRelease(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name
+                    + "' was lost before it was released: its connection (server session " + session.connectionId
+                    + ") failed: " + SqlErrors.describe(e), e);
             return;
         }
         if (last) {

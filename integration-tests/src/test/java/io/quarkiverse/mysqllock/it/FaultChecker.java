@@ -1,0 +1,303 @@
+package io.quarkiverse.mysqllock.it;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.it.FaultHistory.Section;
+import io.quarkiverse.mysqllock.it.FaultHistory.Write;
+import io.quarkiverse.mysqllock.it.FaultSuite.Fault;
+import io.quarkiverse.mysqllock.it.FaultSuite.Kind;
+
+/**
+ * Checks a fault run's history:
+ * <ol>
+ * <li>No two critical sections on one name overlap unless the earlier holder's lock was lost, and then its write was
+ * not accepted, or it was told of the loss before the later holder began, or its write took effect (server time)
+ * before the later holder began. Anything else is an unsafe overlap.</li>
+ * <li>Accepted fences of a name strictly increase, each fence is issued once, a holder that began after another
+ * ended has the greater fence, and the resource's value equals its number of accepted writes.</li>
+ * <li>Every lock the server dropped was reported lost to its holder: those overlapped by a later holder, and those
+ * a fault certainly took (the section ran through it).</li>
+ * <li>After each fault, every hot name is acquired again within the engine's bound.</li>
+ * </ol>
+ * The end-state checks (rule 5) are made by the controller while the workers are still alive.
+ */
+final class FaultChecker {
+
+    static final String LATE_WRITE = "earlier holder's write landed after the later holder began, before its first"
+            + " write (ordered by the fence; told afterwards)";
+
+    private final LockMode engine;
+    private final FaultHistory history;
+    private final List<Fault> faults;
+    private final List<String> names;
+    private final long recoveryBoundMicros;
+    private final long ttlMicros;
+    final List<String> violations = new ArrayList<>();
+    final Map<String, Object> figures = new LinkedHashMap<>();
+
+    FaultChecker(LockMode engine, FaultHistory history, List<Fault> faults, List<String> names, long recoveryBoundMicros,
+            long ttlMicros) {
+        this.engine = engine;
+        this.history = history;
+        this.faults = faults;
+        this.names = names;
+        this.recoveryBoundMicros = recoveryBoundMicros;
+        this.ttlMicros = ttlMicros;
+    }
+
+    FaultChecker check() {
+        List<Section> sections = history.sections();
+        Map<String, Long> outcomes = new TreeMap<>();
+        for (Section s : sections) {
+            outcomes.merge(s.outcome == null ? (s.died ? "died" : "unfinished") : s.outcome, 1L, Long::sum);
+        }
+        figures.put("critical sections", (long) sections.size());
+        figures.put("write outcomes seen by holders", outcomes);
+        long unfinished = sections.stream().filter(s -> s.endAt == 0).count();
+        if (unfinished > 0) {
+            violations.add(unfinished + " critical section(s) of live workers never ended");
+        }
+        Map<String, List<Section>> byName = new TreeMap<>();
+        for (Section s : sections) {
+            byName.computeIfAbsent(s.name, n -> new ArrayList<>()).add(s);
+        }
+        Set<Section> overlapped = overlaps(byName);
+        fences(byName);
+        writes(sections);
+        losses(sections, overlapped);
+        liveness();
+        return this;
+    }
+
+    // rule 1 (and the overlap evidence for rule 3)
+    private Set<Section> overlaps(Map<String, List<Section>> byName) {
+        Map<String, Long> explained = new TreeMap<>();
+        Set<Section> overlapped = new HashSet<>();
+        long unsafe = 0;
+        for (List<Section> list : byName.values()) {
+            list.sort(Comparator.comparingLong(s -> s.acquiredAt));
+            for (int i = 0; i < list.size(); i++) {
+                Section a = list.get(i);
+                long end = a.endAt == 0 ? Long.MAX_VALUE : a.endAt;
+                for (int j = i + 1; j < list.size() && list.get(j).acquiredAt < end; j++) {
+                    Section b = list.get(j);
+                    overlapped.add(a);
+                    String why = explain(a, b);
+                    if (why == null) {
+                        unsafe++;
+                        if (unsafe <= 20) {
+                            violations.add("Unsafe overlap on '" + a.name + "': " + describe(a) + " and " + describe(b));
+                        }
+                    } else {
+                        explained.merge(why, 1L, Long::sum);
+                    }
+                }
+            }
+        }
+        figures.put("unsafe overlaps", unsafe);
+        figures.put("late writes ordered only by the fence", explained.getOrDefault(LATE_WRITE, 0L));
+        figures.put("overlaps explained", explained);
+        return overlapped;
+    }
+
+    private static String explain(Section a, Section b) {
+        boolean lost = a.told() || a.died;
+        if (!lost) {
+            return null; // two holders and the first never learned it: also a silent loss (rule 3)
+        }
+        if (b.fence == 0 && b.acceptedAt == 0 && b.told() && b.lostAt <= b.endAt) {
+            return "later holder lost the lock before it could act (no fencing token, no write)";
+        }
+        if (a.acceptedAt == 0) {
+            return a.died ? "earlier holder died before writing" : "earlier holder's write was not accepted (" + a.outcome + ")";
+        }
+        if (a.acceptedAt < b.acquiredAt) {
+            return "earlier holder's write took effect before the later holder began";
+        }
+        if (a.told() && a.lostAt < b.acquiredAt) {
+            return "earlier holder was told of the loss before the later holder began";
+        }
+        if (a.told() && a.fence < b.fence && (b.acceptedAt == 0 || a.acceptedAt < b.acceptedAt)) {
+            // The lock was taken from a live holder (NAMED: KILL of its session) between its validity check and its
+            // write; no lock service can tell it sooner. The resource saw its token before the later holder's, so
+            // the fence ordered the writes, and the holder was told afterwards. Reported as a figure of its own.
+            return LATE_WRITE;
+        }
+        return null;
+    }
+
+    private static String describe(Section s) {
+        return s.id + " [fence " + s.fence + ", acquired " + s.acquiredAt + ", ended " + s.endAt + ", write " + s.outcome
+                + (s.acceptedAt > 0 ? " at " + s.acceptedAt : "") + (s.told() ? ", told " + s.lostAt + " " + s.lostReason : "")
+                + (s.died ? ", died" : "") + "]";
+    }
+
+    // rule 2
+    private void fences(Map<String, List<Section>> byName) {
+        long duplicates = 0;
+        long regressions = 0;
+        for (List<Section> list : byName.values()) {
+            Map<Long, Section> byFence = new HashMap<>();
+            for (Section s : list) {
+                if (s.fence > 0 && byFence.putIfAbsent(s.fence, s) != null) {
+                    duplicates++;
+                    violations.add("Fence " + s.fence + " of '" + s.name + "' was issued twice: " + describe(byFence.get(s.fence))
+                            + " and " + describe(s));
+                }
+            }
+            // A holder that began after another ended must have the greater fence.
+            List<Section> byEnd = new ArrayList<>(list);
+            byEnd.sort(Comparator.comparingLong(s -> s.endAt == 0 ? Long.MAX_VALUE : s.endAt));
+            long maxEnded = 0;
+            Section maxSection = null;
+            int e = 0;
+            for (Section b : list) {
+                while (e < byEnd.size() && byEnd.get(e).endAt != 0 && byEnd.get(e).endAt <= b.acquiredAt) {
+                    if (byEnd.get(e).fence > maxEnded) {
+                        maxEnded = byEnd.get(e).fence;
+                        maxSection = byEnd.get(e);
+                    }
+                    e++;
+                }
+                if (b.fence > 0 && b.fence <= maxEnded) {
+                    regressions++;
+                    if (regressions <= 20) {
+                        violations.add("Fence went backwards on '" + b.name + "': " + describe(b) + " began after "
+                                + describe(maxSection) + " ended");
+                    }
+                }
+            }
+        }
+        figures.put("fences issued twice", duplicates);
+        figures.put("fence regressions", regressions);
+    }
+
+    private void writes(List<Section> sections) {
+        Map<String, Long> accepted = new TreeMap<>();
+        Map<String, Long> lastFence = new HashMap<>();
+        long outOfOrder = 0;
+        for (Write w : history.writes()) {
+            accepted.merge(w.name(), 1L, Long::sum);
+            Long previous = lastFence.put(w.name(), w.fence());
+            if (previous != null && w.fence() <= previous) {
+                outOfOrder++;
+                violations.add("Accepted fences of '" + w.name() + "' did not increase: " + previous + " then " + w.fence());
+            }
+        }
+        long lostUpdates = 0;
+        for (String name : names) {
+            long value = history.values().getOrDefault(name, 0L);
+            long count = accepted.getOrDefault(name, 0L);
+            if (value != count) {
+                lostUpdates += Math.abs(value - count);
+                violations.add("Resource '" + name + "' has value " + value + " but " + count + " accepted writes");
+            }
+        }
+        long phantoms = sections.stream().filter(s -> "accepted".equals(s.outcome) && s.acceptedAt == 0).count();
+        if (phantoms > 0) {
+            violations.add(phantoms + " write(s) reported accepted to their holder are not in the resource");
+        }
+        figures.put("accepted writes", (long) history.writes().size());
+        figures.put("accepted fences out of order", outOfOrder);
+        figures.put("lost updates", lostUpdates);
+        figures.put("writes that failed at the holder but committed", sections.stream()
+                .filter(s -> "failed".equals(s.outcome) && s.acceptedAt > 0).count());
+    }
+
+    // rule 3
+    private void losses(List<Section> sections, Set<Section> overlapped) {
+        Map<String, Long> reported = new TreeMap<>();
+        Map<String, Long> dropped = new TreeMap<>();
+        Map<String, Long> silent = new TreeMap<>();
+        for (Section s : sections) {
+            boolean certain = certainlyDropped(s);
+            if (s.told()) {
+                reported.merge(kindBefore(s.lostAt), 1L, Long::sum);
+            }
+            if (overlapped.contains(s) || certain) {
+                String kind = kindBefore(s.endAt == 0 ? Long.MAX_VALUE : s.endAt);
+                dropped.merge(kind, 1L, Long::sum);
+                if (!s.told() && !s.died) {
+                    silent.merge(kind, 1L, Long::sum);
+                    violations.add("Silent loss: " + describe(s) + (certain ? " ran through a fault that took its lock"
+                            : " was overlapped by a later holder") + " and was never told");
+                }
+            }
+        }
+        figures.put("locks dropped, by fault", dropped);
+        figures.put("losses reported, by fault", reported);
+        figures.put("silent losses", silent.values().stream().mapToLong(Long::longValue).sum());
+    }
+
+    /** The section held its lock through a fault that cannot leave a lock in place. */
+    private boolean certainlyDropped(Section s) {
+        for (Fault f : faults) {
+            boolean through = s.activeThroughout(f.injectedAt(), f.healedAt());
+            boolean own = s.worker.equals(f.worker());
+            boolean longerThanTtl = f.healedAt() - f.injectedAt() > ttlMicros;
+            boolean taken = switch (f.kind()) {
+                // held from before the holder was looked up until after its session was killed
+                case KILL_SESSION -> engine == LockMode.NAMED && s.name.equals(f.lockName()) && through;
+                case DB_RESTART -> through && (engine == LockMode.NAMED || longerThanTtl);
+                case NETWORK_CUT -> through && own && (engine == LockMode.NAMED || longerThanTtl);
+                case PAUSE, NETWORK_STALL -> through && own && engine == LockMode.LEASE && longerThanTtl;
+                case SIGKILL -> false;
+            };
+            if (taken) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private String kindBefore(long time) {
+        Fault last = null;
+        for (Fault f : faults) {
+            if (f.injectedAt() <= time) {
+                last = f;
+            }
+        }
+        return last == null ? "before any fault" : last.kind().label;
+    }
+
+    // rule 4
+    private void liveness() {
+        Map<String, Long> maxRecovery = new TreeMap<>();
+        Map<String, Long> count = new TreeMap<>();
+        for (Fault f : faults) {
+            count.merge(f.kind().label, 1L, Long::sum);
+            long recovery = recoveryMicros(f);
+            maxRecovery.merge(f.kind().label, recovery / 1000, Math::max);
+            if (recovery > recoveryBoundMicros) {
+                violations.add("No recovery within " + recoveryBoundMicros / 1000 + " ms after " + f + ": "
+                        + (recovery == Long.MAX_VALUE ? "never" : recovery / 1000 + " ms"));
+            }
+        }
+        figures.put("faults injected", count);
+        figures.put("max recovery ms, by fault", maxRecovery);
+        figures.put("recovery bound ms", recoveryBoundMicros / 1000);
+    }
+
+    /** Time from the fault's reference point until every hot name was acquired again. */
+    long recoveryMicros(Fault f) {
+        long from = f.recoveryFrom(engine);
+        long worst = 0;
+        for (String name : names) {
+            long first = history.firstAcquisitionAfter(name, from);
+            if (first == 0) {
+                return Long.MAX_VALUE;
+            }
+            worst = Math.max(worst, first - from);
+        }
+        return worst;
+    }
+}

@@ -1,0 +1,441 @@
+package io.quarkiverse.mysqllock.it;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.TcpProxy;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/**
+ * The fault-injection suite's controller: starts an embedded MariaDB and several worker processes ({@link FaultWorker},
+ * each behind a loopback {@link TcpProxy}), injects faults one after another while they contend for a few hot locks,
+ * then checks the whole history ({@link FaultChecker}) and writes a report.
+ * <p>
+ * {@code mvn -B -ntp -Pfaults -DskipTests verify -Dfaults.seconds=600} runs it; {@code FaultSuiteIT} runs a short one.
+ */
+public final class FaultSuite {
+
+    enum Kind {
+        KILL_SESSION("KILL <session>"),
+        SIGKILL("SIGKILL of a worker"),
+        PAUSE("SIGSTOP/SIGCONT of a worker"),
+        DB_RESTART("database restart"),
+        NETWORK_STALL("network stall"),
+        NETWORK_CUT("network cut");
+
+        final String label;
+
+        Kind(String label) {
+            this.label = label;
+        }
+    }
+
+    /** A fault: its kind, whom it hit, and when it began and ended (wall-clock microseconds). */
+    record Fault(Kind kind, String worker, String lockName, long injectedAt, long healedAt, String detail) {
+
+        /**
+         * Where recovery is measured from: the end of the fault, except for a LEASE holder that is paused or stalled,
+         * whose lease others must take over while the fault lasts.
+         */
+        long recoveryFrom(LockMode engine) {
+            return engine == LockMode.LEASE && (kind == Kind.PAUSE || kind == Kind.NETWORK_STALL) ? injectedAt : healedAt;
+        }
+
+        @Override
+        public String toString() {
+            return kind.label + " (" + detail + ", " + (healedAt - injectedAt) / 1000 + " ms)";
+        }
+    }
+
+    record Options(Duration duration, List<LockMode> engines, int workers, int threads, List<String> names,
+            Duration ttl, Duration keepalive, Path out, long seed, PrintStream log) {
+
+        static Options fromSystemProperties() {
+            return new Options(Duration.ofSeconds(Long.getLong("faults.seconds", 120)),
+                    Arrays.stream(System.getProperty("faults.engines", "named,lease").split(","))
+                            .map(e -> LockMode.valueOf(e.trim().toUpperCase(Locale.ROOT))).toList(),
+                    Integer.getInteger("faults.workers", 3), Integer.getInteger("faults.threads", 8),
+                    List.of("hot-1", "hot-2", "hot-3"), Duration.ofSeconds(2), Duration.ofMillis(500),
+                    Path.of(System.getProperty("faults.out", "target/fault-suite")),
+                    Long.getLong("faults.seed", System.nanoTime()), System.out);
+        }
+
+        Duration faultLength() {
+            return (ttl.compareTo(keepalive) > 0 ? ttl : keepalive).plusSeconds(1);
+        }
+
+        /** Every hot name must be acquired again within this after a fault (keepalive or ttl, plus 2 s). */
+        Duration recoveryBound(LockMode engine) {
+            return (engine == LockMode.NAMED ? keepalive : ttl).plusSeconds(2);
+        }
+    }
+
+    /** One engine's run: figures, violations and end state. */
+    record Result(LockMode engine, Map<String, Object> figures, List<String> violations) {
+    }
+
+    private final Options options;
+    private final LockMode engine;
+    private final Random random;
+    private final Path directory;
+    private final List<Fault> faults = new ArrayList<>();
+    private final Map<String, Long> deaths = new LinkedHashMap<>();
+    private final List<Slot> slots = new ArrayList<>();
+    private final HttpClient http = HttpClient.newHttpClient();
+    private TestDatabase db;
+    private FaultHistory history;
+
+    private final class Slot {
+        final int index;
+        final TcpProxy proxy;
+        int incarnation;
+        String worker;
+        AppProcess process;
+
+        Slot(int index) {
+            this.index = index;
+            this.proxy = TcpProxy.start("w" + index, db.port());
+        }
+
+        void start() {
+            incarnation++;
+            worker = "w" + index + "." + incarnation;
+            Map<String, String> properties = new LinkedHashMap<>();
+            properties.put("quarkus.http.port", "0");
+            properties.put("quarkus.datasource.jdbc.url", proxy.rewrite(db.jdbcUrl()));
+            properties.put("quarkus.datasource.username", db.user());
+            properties.put("quarkus.datasource.password", db.password());
+            properties.put("quarkus.mysql-lock.mode", engine.name().toLowerCase(Locale.ROOT));
+            properties.put("quarkus.mysql-lock.instance-id", worker);
+            properties.put("quarkus.mysql-lock.lease.ttl", options.ttl().toMillis() + "ms");
+            properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
+            properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
+            properties.put("fault-worker.enabled", "true");
+            properties.put("fault-worker.id", worker);
+            properties.put("fault-worker.threads", String.valueOf(options.threads()));
+            properties.put("fault-worker.names", String.join(",", options.names()));
+            properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
+            process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
+                    line -> line.contains("ERROR") || line.contains("ready"));
+        }
+
+        void awaitReady() {
+            process.awaitLine(line -> line.contains("Fault worker " + worker + " ready"), Duration.ofSeconds(90));
+        }
+    }
+
+    private FaultSuite(Options options, LockMode engine) {
+        this.options = options;
+        this.engine = engine;
+        this.random = new Random(options.seed() + engine.ordinal());
+        this.directory = options.out().resolve(engine.name().toLowerCase(Locale.ROOT));
+    }
+
+    public static void main(String[] args) throws Exception {
+        Options options = Options.fromSystemProperties();
+        List<Result> results = run(options);
+        System.exit(results.stream().allMatch(r -> r.violations().isEmpty()) ? 0 : 1);
+    }
+
+    /** Runs every engine of the options in turn, writes the report, and returns the results. */
+    static List<Result> run(Options options) throws Exception {
+        Files.createDirectories(options.out());
+        List<Result> results = new ArrayList<>();
+        for (LockMode engine : options.engines()) {
+            results.add(new FaultSuite(options, engine).run());
+        }
+        FaultReport.write(options, results);
+        return results;
+    }
+
+    private Result run() throws Exception {
+        Files.createDirectories(directory);
+        clearJournals();
+        PrintStream log = options.log();
+        log.printf("%n=== Fault suite, %s engine: %d workers x %d threads on %s for %d s (seed %d) ===%n", engine,
+                options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
+        db = TestDatabase.startEmbedded();
+        history = new FaultHistory(directory);
+        try {
+            prepareDatabase();
+            for (int i = 1; i <= options.workers(); i++) {
+                slots.add(new Slot(i));
+            }
+            slots.forEach(Slot::start);
+            slots.forEach(Slot::awaitReady);
+            long started = now();
+            long deadline = System.nanoTime() + options.duration().toNanos();
+            List<Kind> rotation = new ArrayList<>();
+            while (System.nanoTime() < deadline) {
+                if (rotation.isEmpty()) {
+                    rotation.addAll(Arrays.asList(Kind.values()));
+                    Collections.shuffle(rotation, random);
+                }
+                Fault fault = inject(rotation.remove(0));
+                faults.add(fault);
+                long recovery = awaitRecovery(fault);
+                log.printf("[controller] %s: recovered in %s%n", fault,
+                        recovery == Long.MAX_VALUE ? "NEVER" : recovery / 1000 + " ms");
+                Thread.sleep(300 + random.nextInt(700));
+            }
+            long ended = now();
+            Map<String, Object> endState = endState();
+            history.refresh();
+            history.died(deaths);
+            try (Connection connection = db.connect()) {
+                history.loadWrites(connection);
+            }
+            FaultChecker checker = new FaultChecker(engine, history, faults, options.names(),
+                    options.recoveryBound(engine).toNanos() / 1000, options.ttl().toNanos() / 1000).check();
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("seconds", (ended - started) / 1_000_000);
+            figures.put("workers x threads", options.workers() + " x " + options.threads());
+            figures.putAll(checker.figures);
+            figures.put("end state", endState);
+            List<String> violations = new ArrayList<>(checker.violations);
+            endStateViolations(endState, violations);
+            Result result = new Result(engine, figures, violations);
+            log.printf("=== %s: %s ===%n", engine, violations.isEmpty() ? "no violation" : violations.size() + " violation(s)");
+            violations.forEach(v -> log.println("  VIOLATION " + v));
+            return result;
+        } finally {
+            for (Slot slot : slots) {
+                if (slot.process != null) {
+                    slot.process.resume();
+                    slot.process.close();
+                }
+                slot.proxy.close();
+            }
+            try {
+                db.stop();
+            } catch (RuntimeException e) {
+                log.println("Stopping the database failed: " + e.getMessage());
+            }
+        }
+    }
+
+    private void prepareDatabase() {
+        db.execute("CREATE TABLE resource (name VARCHAR(64) PRIMARY KEY, value BIGINT NOT NULL DEFAULT 0,"
+                + " last_fence BIGINT NOT NULL DEFAULT 0)");
+        db.execute("CREATE TABLE resource_write (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
+                + " fence BIGINT NOT NULL, section VARCHAR(100) NOT NULL, written_at DATETIME(6) NOT NULL)");
+        for (String name : options.names()) {
+            db.execute("INSERT INTO resource (name) VALUES ('" + name + "')");
+        }
+    }
+
+    // --- faults ---
+
+    private Fault inject(Kind kind) throws Exception {
+        Slot slot = slots.get(random.nextInt(slots.size()));
+        long length = options.faultLength().toMillis();
+        long start = now();
+        switch (kind) {
+            case KILL_SESSION -> {
+                return killSession(start);
+            }
+            case SIGKILL -> {
+                String worker = slot.worker;
+                slot.process.kill();
+                long killed = now();
+                deaths.put(worker, killed);
+                slot.start();
+                slot.awaitReady();
+                return new Fault(kind, worker, null, start, killed, "pid " + slot.process.pid() + " restarted as " + slot.worker);
+            }
+            case PAUSE -> {
+                slot.process.pause();
+                Thread.sleep(length);
+                slot.process.resume();
+                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+            }
+            case DB_RESTART -> {
+                db.restart();
+                return new Fault(kind, null, null, start, now(), "same port and data");
+            }
+            case NETWORK_STALL -> {
+                slot.proxy.stall();
+                Thread.sleep(length);
+                slot.proxy.resume();
+                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+            }
+            case NETWORK_CUT -> {
+                slot.proxy.cut();
+                Thread.sleep(1000);
+                slot.proxy.heal();
+                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+            }
+            default -> throw new IllegalArgumentException(kind.toString());
+        }
+    }
+
+    /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */
+    private Fault killSession(long start) throws SQLException, InterruptedException {
+        try (Connection connection = db.connect()) {
+            if (engine == LockMode.NAMED) {
+                for (int attempt = 0; attempt < 50; attempt++) {
+                    String name = options.names().get(random.nextInt(options.names().size()));
+                    long lookedUp = now();
+                    Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
+                    if (holder != null) {
+                        try (PreparedStatement kill = connection.prepareStatement("KILL " + holder)) {
+                            kill.execute();
+                        } catch (SQLException e) {
+                            continue; // it ended on its own in between
+                        }
+                        return new Fault(Kind.KILL_SESSION, null, name, lookedUp, now(),
+                                "holder of " + name + ", session " + holder);
+                    }
+                    Thread.sleep(10);
+                }
+            }
+            List<Long> sessions = new ArrayList<>();
+            try (PreparedStatement list = connection
+                    .prepareStatement("SELECT ID FROM information_schema.PROCESSLIST WHERE ID <> CONNECTION_ID()"
+                            + " AND COMMAND <> 'Daemon' AND USER NOT IN ('system user', 'event_scheduler')");
+                    ResultSet rs = list.executeQuery()) {
+                while (rs.next()) {
+                    sessions.add(rs.getLong(1));
+                }
+            }
+            long victim = sessions.get(random.nextInt(sessions.size()));
+            long at = now();
+            try (PreparedStatement kill = connection.prepareStatement("KILL " + victim)) {
+                kill.execute();
+            } catch (SQLException e) {
+                // it ended on its own in between
+            }
+            return new Fault(Kind.KILL_SESSION, null, null, start, at, "worker session " + victim);
+        }
+    }
+
+    private static Long single(Connection connection, String sql, String... args) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setString(i + 1, args[i]);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long value = rs.getLong(1);
+                return rs.wasNull() ? null : value;
+            }
+        }
+    }
+
+    /** Waits until every hot name was acquired after the fault; returns the time that took, or MAX_VALUE. */
+    private long awaitRecovery(Fault fault) throws InterruptedException {
+        long give = options.recoveryBound(engine).plusSeconds(5).toNanos();
+        long end = System.nanoTime() + give;
+        FaultChecker probe = new FaultChecker(engine, history, List.of(), options.names(), 0, 0);
+        while (System.nanoTime() < end) {
+            history.refresh();
+            long recovery = probe.recoveryMicros(fault);
+            if (recovery != Long.MAX_VALUE) {
+                return recovery;
+            }
+            Thread.sleep(50);
+        }
+        return Long.MAX_VALUE;
+    }
+
+    // --- end state (rule 5) ---
+
+    private Map<String, Object> endState() throws Exception {
+        Map<String, Object> state = new LinkedHashMap<>();
+        long pinned = 0;
+        long held = 0;
+        for (Slot slot : slots) {
+            Map<?, ?> answer = stop(slot);
+            pinned += ((Number) answer.get("pinned")).longValue();
+            held += ((Number) answer.get("held")).longValue();
+            if (!Boolean.TRUE.equals(answer.get("stopped"))) {
+                state.put("workers whose loops did not stop", slot.worker);
+            }
+        }
+        state.put("pinned connections left", pinned);
+        state.put("locks still held by live workers", held);
+        try (Connection connection = db.connect()) {
+            long namedHeld = 0;
+            for (String name : options.names()) {
+                if (single(connection, "SELECT IS_USED_LOCK(?)", name) != null) {
+                    namedHeld++;
+                }
+            }
+            state.put("named locks held on the server", namedHeld);
+            if (engine == LockMode.LEASE) {
+                long lastDeath = deaths.values().stream().mapToLong(Long::longValue).max().orElse(0);
+                long wait = lastDeath + options.ttl().toNanos() / 1000 + 200_000 - now();
+                if (wait > 0) {
+                    TimeUnit.MICROSECONDS.sleep(wait);
+                }
+                state.put("unexpired leases left (live workers stopped, dead ones past their ttl)",
+                        single(connection, "SELECT COUNT(*) FROM mysql_lock WHERE expires_at > UTC_TIMESTAMP(6)"
+                                + " AND owner IS NOT NULL"));
+            }
+        }
+        return state;
+    }
+
+    private static void endStateViolations(Map<String, Object> state, List<String> violations) {
+        state.forEach((key, value) -> {
+            if (value instanceof Number number ? number.longValue() != 0 : value != null) {
+                violations.add("End state: " + key + " = " + value);
+            }
+        });
+    }
+
+    private Map<?, ?> stop(Slot slot) throws IOException, InterruptedException {
+        int port = Workers.httpPort(slot.process);
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/fault-worker/stop")).POST(HttpRequest.BodyPublishers.noBody()).timeout(Duration.ofSeconds(60)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(slot.worker + " answered " + response.statusCode() + ": " + response.body());
+        }
+        return new ObjectMapper().readValue(response.body(), Map.class);
+    }
+
+    static long now() {
+        Instant now = Instant.now();
+        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
+    }
+
+    /** Journals of an earlier run in the same directory would mix with this one's. */
+    private void clearJournals() throws IOException {
+        try (java.util.stream.Stream<Path> files = Files.list(directory)) {
+            for (Path file : files.filter(f -> f.toString().endsWith(".tsv")).toList()) {
+                Files.delete(file);
+            }
+        }
+    }
+
+    static ObjectMapper json() {
+        return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    }
+}

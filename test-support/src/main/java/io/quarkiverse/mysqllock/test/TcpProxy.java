@@ -1,0 +1,199 @@
+package io.quarkiverse.mysqllock.test;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A loopback TCP proxy in front of a database server, for network faults: {@link #stall()} stops forwarding bytes while
+ * every connection stays open (a congested or partitioned link that has not failed yet); {@link #cut()} resets every
+ * connection and refuses new ones until {@link #heal()} (a link that failed). Listens on 127.0.0.1 only.
+ */
+public final class TcpProxy implements AutoCloseable {
+
+    private final String name;
+    private final int targetPort;
+    private final ServerSocket server;
+    private final Set<Link> links = ConcurrentHashMap.newKeySet();
+    private final Object stallMonitor = new Object();
+    private volatile boolean stalled;
+    private volatile boolean refusing;
+    private volatile boolean closed;
+
+    private TcpProxy(String name, int targetPort) throws IOException {
+        this.name = name;
+        this.targetPort = targetPort;
+        this.server = new ServerSocket();
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        Thread acceptor = new Thread(this::accept, "proxy-" + name + "-accept");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    /** Starts a proxy to {@code 127.0.0.1:targetPort} on a free loopback port. */
+    public static TcpProxy start(String name, int targetPort) {
+        try {
+            return new TcpProxy(name, targetPort);
+        } catch (IOException e) {
+            throw new UncheckedIOException("Could not start proxy " + name, e);
+        }
+    }
+
+    /** The port clients connect to. */
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    /** The JDBC URL of a server URL rewritten to go through this proxy. */
+    public String rewrite(String jdbcUrl) {
+        return jdbcUrl.replaceFirst(":" + targetPort + "/", ":" + port() + "/");
+    }
+
+    /** Connections currently open through the proxy. */
+    public int connections() {
+        return links.size();
+    }
+
+    /** Stops forwarding in both directions; connections stay open and bytes wait until {@link #resume()}. */
+    public void stall() {
+        stalled = true;
+    }
+
+    public void resume() {
+        synchronized (stallMonitor) {
+            stalled = false;
+            stallMonitor.notifyAll();
+        }
+    }
+
+    /** Resets every open connection (both ends) and refuses new ones until {@link #heal()}. */
+    public void cut() {
+        refusing = true;
+        for (Link link : List.copyOf(links)) {
+            link.reset();
+        }
+    }
+
+    public void heal() {
+        refusing = false;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        resume();
+        try {
+            server.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+        for (Link link : List.copyOf(links)) {
+            link.reset();
+        }
+    }
+
+    private void accept() {
+        while (!closed) {
+            Socket client;
+            try {
+                client = server.accept();
+            } catch (IOException e) {
+                if (closed) {
+                    return;
+                }
+                continue;
+            }
+            if (refusing) {
+                resetQuietly(client);
+                continue;
+            }
+            try {
+                Socket upstream = new Socket(InetAddress.getLoopbackAddress(), targetPort);
+                Link link = new Link(client, upstream);
+                links.add(link);
+                link.start();
+            } catch (IOException e) {
+                // the server is down: the client sees the connection refused, as it would without the proxy
+                resetQuietly(client);
+            }
+        }
+    }
+
+    private final class Link {
+        private final Socket client;
+        private final Socket upstream;
+
+        Link(Socket client, Socket upstream) throws SocketException {
+            this.client = client;
+            this.upstream = upstream;
+            client.setTcpNoDelay(true);
+            upstream.setTcpNoDelay(true);
+        }
+
+        void start() {
+            pump(client, upstream, "up");
+            pump(upstream, client, "down");
+        }
+
+        private void pump(Socket from, Socket to, String direction) {
+            Thread thread = new Thread(() -> {
+                byte[] buffer = new byte[16 * 1024];
+                try {
+                    InputStream in = from.getInputStream();
+                    OutputStream out = to.getOutputStream();
+                    int read;
+                    while ((read = in.read(buffer)) >= 0) {
+                        awaitNotStalled();
+                        out.write(buffer, 0, read);
+                        out.flush();
+                    }
+                } catch (IOException | InterruptedException e) {
+                    // reset by cut(), or an end closed
+                }
+                reset();
+            }, "proxy-" + name + "-" + direction);
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        void reset() {
+            links.remove(this);
+            resetQuietly(client);
+            resetQuietly(upstream);
+        }
+    }
+
+    private void awaitNotStalled() throws InterruptedException {
+        if (!stalled) {
+            return;
+        }
+        synchronized (stallMonitor) {
+            while (stalled && !closed) {
+                stallMonitor.wait();
+            }
+        }
+    }
+
+    /** Closes with SO_LINGER 0: the peer gets a reset, as when a link or a host fails, not an orderly goodbye. */
+    private static void resetQuietly(Socket socket) {
+        try {
+            socket.setSoLinger(true, 0);
+        } catch (IOException e) {
+            // already closed
+        }
+        try {
+            socket.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+}
