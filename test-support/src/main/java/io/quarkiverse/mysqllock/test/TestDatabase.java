@@ -230,6 +230,11 @@ public final class TestDatabase {
         return new TestDatabase(control, jdbcUrl, otherUser, otherPassword);
     }
 
+    /** The same server, reached through a proxy (see {@link TcpProxy}) that can stall or cut the connections. */
+    public TestDatabase via(TcpProxy proxy) {
+        return new TestDatabase(control, proxy.rewrite(jdbcUrl), user, password);
+    }
+
     public String jdbcUrl() {
         return jdbcUrl;
     }
