@@ -41,7 +41,7 @@ import io.quarkus.runtime.StartupEvent;
  * <p>
  * Every critical section is journaled to a local file, one {@code write} per event, because the database is one of
  * the things under attack and a SIGKILL must not lose what was already recorded: {@code S} (acquired, with the fencing
- * token), {@code L} (told of a loss), {@code E} (the write's outcome as this holder saw it, before release),
+ * token and the times the acquisition returned and was requested), {@code L} (told of a loss), {@code E} (the write's outcome as this holder saw it, before release),
  * {@code R} (released). Times are wall-clock microseconds, comparable across the processes of one host.
  */
 @Singleton
@@ -127,10 +127,11 @@ public class FaultWorker {
         while (!stopping) {
             String name = names.get(ThreadLocalRandom.current().nextInt(names.size()));
             String section = thread + "-" + (++sequence);
+            long requestedAt = now();
             try (LockHandle handle = locks.acquire(name, wait)) {
                 long acquiredAt = now();
                 handle.onLost(lost -> journal("L", section, now(), lost.reason()));
-                criticalSection(handle, section, name, acquiredAt);
+                criticalSection(handle, section, name, requestedAt, acquiredAt);
                 handle.close();
                 journal("R", section, now());
             } catch (LockNotAcquiredException e) {
@@ -144,16 +145,16 @@ public class FaultWorker {
         }
     }
 
-    private void criticalSection(LockHandle handle, String section, String name, long acquiredAt) {
+    private void criticalSection(LockHandle handle, String section, String name, long requestedAt, long acquiredAt) {
         long fence;
         try {
             fence = handle.fencingToken();
         } catch (LockLostException e) {
-            journal("S", section, name, 0, acquiredAt);
+            journal("S", section, name, 0, acquiredAt, requestedAt);
             journal("E", section, "lost-before-write", now(), now());
             return;
         }
-        journal("S", section, name, fence, acquiredAt);
+        journal("S", section, name, fence, acquiredAt, requestedAt);
         long hold = ThreadLocalRandom.current().nextLong(maxHold.toMillis() + 1);
         if (hold > 0) {
             try {

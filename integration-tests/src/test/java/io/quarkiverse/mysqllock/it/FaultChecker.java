@@ -19,11 +19,11 @@ import io.quarkiverse.mysqllock.it.FaultSuite.Kind;
 /**
  * Checks a fault run's history:
  * <ol>
- * <li>No two critical sections on one name overlap unless the earlier holder's lock was lost, and then its write was
- * not accepted, or it was told of the loss before the later holder began, or its write took effect (server time)
- * before the later holder began. Anything else is an unsafe overlap.</li>
- * <li>Accepted fences of a name strictly increase, each fence is issued once, a holder that began after another
- * ended has the greater fence, and the resource's value equals its number of accepted writes.</li>
+ * <li>No two critical sections on one name overlap unless the earlier holder's (the smaller fence's) lock was lost,
+ * and then its write was not accepted, or it was told of the loss before the later holder began, or its write took
+ * effect (server time) before the later holder began. Anything else is an unsafe overlap.</li>
+ * <li>Accepted fences of a name strictly increase, each fence is issued once, a holder that asked for the lock after
+ * another ended has the greater fence, and the resource's value equals its number of accepted writes.</li>
  * <li>Every lock the server dropped was reported lost to its holder: those overlapped by a later holder, and those
  * a fault certainly took (the section ran through it).</li>
  * <li>After each fault, every hot name is acquired again within the engine's bound.</li>
@@ -89,13 +89,19 @@ final class FaultChecker {
                 Section a = list.get(i);
                 long end = a.endAt == 0 ? Long.MAX_VALUE : a.endAt;
                 for (int j = i + 1; j < list.size() && list.get(j).acquiredAt < end; j++) {
-                    Section b = list.get(j);
-                    overlapped.add(a);
-                    String why = explain(a, b);
+                    Section x = list.get(j);
+                    // The earlier holder is the one the server granted first: the smaller fence. A holder paused
+                    // inside acquire() returns late with an old fence (LEASE), so local times alone can mislead.
+                    boolean byFence = a.fence > 0 && x.fence > 0;
+                    Section earlier = byFence && x.fence < a.fence ? x : a;
+                    Section later = earlier == a ? x : a;
+                    overlapped.add(earlier);
+                    String why = explain(earlier, later);
                     if (why == null) {
                         unsafe++;
                         if (unsafe <= 20) {
-                            violations.add("Unsafe overlap on '" + a.name + "': " + describe(a) + " and " + describe(b));
+                            violations.add("Unsafe overlap on '" + a.name + "': " + describe(earlier) + " and then "
+                                    + describe(later));
                         }
                     } else {
                         explained.merge(why, 1L, Long::sum);
@@ -114,7 +120,8 @@ final class FaultChecker {
         if (!lost) {
             return null; // two holders and the first never learned it: also a silent loss (rule 3)
         }
-        if (b.fence == 0 && b.acceptedAt == 0 && b.told() && b.lostAt <= b.endAt) {
+        if (b.fence == 0 && "lost-before-write".equals(b.outcome)) {
+            // fencingToken() threw: the later holder knew before it could do anything under the lock
             return "later holder lost the lock before it could act (no fencing token, no write)";
         }
         if (a.acceptedAt == 0) {
@@ -154,14 +161,16 @@ final class FaultChecker {
                             + " and " + describe(s));
                 }
             }
-            // A holder that began after another ended must have the greater fence.
+            // A holder that asked for the lock after another ended must have the greater fence.
             List<Section> byEnd = new ArrayList<>(list);
             byEnd.sort(Comparator.comparingLong(s -> s.endAt == 0 ? Long.MAX_VALUE : s.endAt));
             long maxEnded = 0;
             Section maxSection = null;
             int e = 0;
-            for (Section b : list) {
-                while (e < byEnd.size() && byEnd.get(e).endAt != 0 && byEnd.get(e).endAt <= b.acquiredAt) {
+            List<Section> byRequest = new ArrayList<>(list);
+            byRequest.sort(Comparator.comparingLong(s -> s.requestedAt));
+            for (Section b : byRequest) {
+                while (e < byEnd.size() && byEnd.get(e).endAt != 0 && byEnd.get(e).endAt <= b.requestedAt) {
                     if (byEnd.get(e).fence > maxEnded) {
                         maxEnded = byEnd.get(e).fence;
                         maxSection = byEnd.get(e);
@@ -171,8 +180,8 @@ final class FaultChecker {
                 if (b.fence > 0 && b.fence <= maxEnded) {
                     regressions++;
                     if (regressions <= 20) {
-                        violations.add("Fence went backwards on '" + b.name + "': " + describe(b) + " began after "
-                                + describe(maxSection) + " ended");
+                        violations.add("Fence went backwards on '" + b.name + "': " + describe(b) + " asked for the"
+                                + " lock after " + describe(maxSection) + " ended");
                     }
                 }
             }

@@ -30,7 +30,10 @@ final class FaultHistory {
         final String worker;
         String name;
         long fence;
+        /** When {@code acquire} returned: the holder knew it held the lock from then on. */
         long acquiredAt;
+        /** When {@code acquire} was called: the server granted the lock between this and {@link #acquiredAt}. */
+        long requestedAt;
         /** accepted, rejected, failed, skipped (invalid before the write), lost-before-write. */
         String outcome;
         long writeDoneAt;
@@ -114,6 +117,7 @@ final class FaultHistory {
                 s.name = f[2];
                 s.fence = Long.parseLong(f[3]);
                 s.acquiredAt = Long.parseLong(f[4]);
+                s.requestedAt = Long.parseLong(f[5]);
             }
             case "E" -> {
                 s.outcome = f[2];

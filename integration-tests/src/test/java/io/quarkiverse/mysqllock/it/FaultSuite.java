@@ -211,6 +211,10 @@ public final class FaultSuite {
             try (Connection connection = db.connect()) {
                 history.loadWrites(connection);
             }
+            // kept beside the journals: the embedded server and its data are gone after the run
+            Files.write(directory.resolve("accepted-writes.txt"), history.writes().stream()
+                    .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
+                    .toList());
             FaultChecker checker = new FaultChecker(engine, history, faults, options.names(),
                     options.recoveryBound(engine).toNanos() / 1000, options.ttl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
@@ -262,37 +266,42 @@ public final class FaultSuite {
             }
             case SIGKILL -> {
                 String worker = slot.worker;
+                long pid = slot.process.pid();
                 slot.process.kill();
                 long killed = now();
                 deaths.put(worker, killed);
                 slot.start();
                 slot.awaitReady();
-                return new Fault(kind, worker, null, start, killed, "pid " + slot.process.pid() + " restarted as " + slot.worker);
+                return new Fault(kind, worker, null, start, killed, "pid " + pid + ", restarted as " + slot.worker);
             }
             case PAUSE -> {
-                slot.process.pause();
-                Thread.sleep(length);
-                slot.process.resume();
-                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+                return lasting(kind, slot, length, slot.process::pause, slot.process::resume);
             }
             case DB_RESTART -> {
                 db.restart();
                 return new Fault(kind, null, null, start, now(), "same port and data");
             }
             case NETWORK_STALL -> {
-                slot.proxy.stall();
-                Thread.sleep(length);
-                slot.proxy.resume();
-                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+                return lasting(kind, slot, length, slot.proxy::stall, slot.proxy::resume);
             }
             case NETWORK_CUT -> {
-                slot.proxy.cut();
-                Thread.sleep(1000);
-                slot.proxy.heal();
-                return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+                return lasting(kind, slot, 1000, slot.proxy::cut, slot.proxy::heal);
             }
             default -> throw new IllegalArgumentException(kind.toString());
         }
+    }
+
+    /** A fault that hits one worker for a while: begin, wait, end. */
+    private static Fault lasting(Kind kind, Slot slot, long millis, Runnable begin, Runnable end)
+            throws InterruptedException {
+        long start = now();
+        begin.run();
+        try {
+            Thread.sleep(millis);
+        } finally {
+            end.run();
+        }
+        return new Fault(kind, slot.worker, null, start, now(), slot.worker);
     }
 
     /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */
