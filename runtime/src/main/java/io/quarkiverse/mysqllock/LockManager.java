@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 
@@ -74,6 +75,32 @@ public interface LockManager {
 
     /** The engine in use. */
     LockMode mode();
+
+    /** The locks this instance holds now; answered from memory, without a statement. */
+    List<LockInfo> held();
+
+    /**
+     * Every holder of a lock the database knows of now, this instance's included. LEASE: the unexpired rows of the lock
+     * table. NAMED, best effort: the server's lock tables when it has them ({@code performance_schema.metadata_locks}
+     * on MySQL, {@code information_schema.METADATA_LOCK_INFO} where MariaDB's {@code metadata_lock_info} plugin is
+     * installed), else the names the lock table knows (those that were ever given a fencing token), each checked with
+     * {@code IS_USED_LOCK}. Other processes' named locks show their server connection only. Names are returned as
+     * the application gave them, without the namespace; a name the server knows only by its hash is returned hashed.
+     * With a namespace, only its locks are listed.
+     */
+    List<LockInfo> holders();
+
+    /**
+     * LEASE engine: ends the current lease on a name, whoever holds it, so that the next acquisition succeeds at once.
+     * Dangerous: the holder may still be working, and learns of it only at its next renewal or release (it is then told
+     * through {@code onLost}, reason {@code NOT_HELD}). Fencing keeps it safe where the protected resource checks tokens:
+     * the next holder's token is greater, so the former holder's writes are rejected once the next holder has written.
+     *
+     * @return whether a lease was ended (false if the name was free)
+     * @throws UnsupportedOperationException on the NAMED engine: a named lock belongs to a server session; end that
+     *         session with {@code KILL <connection id>} ({@link #inspect(String)} shows it)
+     */
+    boolean forceRelease(String name);
 
     /**
      * Takes a row lock ({@code SELECT ... FOR UPDATE}) on the lock table's row for this name, through the connection

@@ -36,6 +36,16 @@ class LockNamesTest {
     }
 
     @Test
+    void serverNamesReadBackWithoutTheNamespaceAndOnlyInIt() {
+        LockNames spaced = LockNames.withNamespace("billing");
+        assertThat(spaced.fromServer(spaced.serverName("order:1"))).contains("order:1");
+        assertThat(spaced.fromServer("other:order:1")).isEmpty();
+        String hashed = spaced.serverName("Order:1");
+        assertThat(spaced.fromServer(hashed)).as("a hash cannot be undone").contains(hashed);
+        assertThat(names.fromServer("anything")).contains("anything");
+    }
+
+    @Test
     void namesThatDifferOnlyInCaseOrPaddingStayDistinct() {
         Set<String> server = new HashSet<>();
         for (String name : List.of("order", "Order", "ORDER", "order ", " order", "x".repeat(65), "x".repeat(66))) {

@@ -186,6 +186,39 @@ public final class ConnectionSource implements AutoCloseable {
         }
     }
 
+    /** Statements on a driver connection. */
+    @FunctionalInterface
+    public interface Work<T> {
+        T run(Connection raw) throws SQLException;
+    }
+
+    /** How many dead pooled connections one operation replaces before it gives up. */
+    public static final int MAX_STALE_CONNECTIONS = 8;
+
+    /**
+     * Runs read or administration statements on a pooled connection (no wait for the pool), replacing pooled
+     * connections that died idle (server restart, wait_timeout).
+     *
+     * @param what what is being done, for the error message
+     * @throws IllegalStateException naming the datasource and the server's error when the work fails
+     */
+    public <T> T query(String lockName, String what, Work<T> work) {
+        for (int attempt = 1;; attempt++) {
+            Connection pooled = borrow(lockName, 0);
+            try {
+                T result = work.run(raw(pooled));
+                giveBack(pooled);
+                return result;
+            } catch (SQLException e) {
+                discard(pooled);
+                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new IllegalStateException("Could not " + what + " from datasource '" + dataSourceName + "': "
+                            + SqlErrors.describe(e), e);
+                }
+            }
+        }
+    }
+
     /** Runs blocking work off the caller's thread. */
     public ExecutorService executor() {
         return borrower;

@@ -35,6 +35,19 @@ public interface LockEngine extends AutoCloseable {
     /** The locks this instance holds now. */
     List<LockInfo> held();
 
+    /**
+     * Every holder the server knows of, best effort, named by their server names: this instance's, then the others'.
+     */
+    List<LockInfo> holders();
+
+    /**
+     * Ends the current holder's hold on a name, whoever it is.
+     *
+     * @return whether there was a holder
+     * @throws UnsupportedOperationException if the engine cannot do it safely
+     */
+    boolean forceRelease(String name, String serverName);
+
     LockMode mode();
 
     @Override

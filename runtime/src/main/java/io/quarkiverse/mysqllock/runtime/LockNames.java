@@ -72,6 +72,17 @@ public final class LockNames {
         return readable + HASH_MARK + hash;
     }
 
+    /**
+     * The application's name for a name found on the server: without this instance's namespace, or as it is for a
+     * hashed name (the hash cannot be undone); empty for a name outside the namespace.
+     */
+    public java.util.Optional<String> fromServer(String serverName) {
+        if (!serverName.startsWith(prefix)) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(serverName.indexOf(HASH_MARK) >= 0 ? serverName : serverName.substring(prefix.length()));
+    }
+
     static boolean isSentAsIs(String name) {
         int length = name.length();
         if (length > MAX_SERVER_NAME || name.charAt(0) == ' ' || name.charAt(length - 1) == ' ') {

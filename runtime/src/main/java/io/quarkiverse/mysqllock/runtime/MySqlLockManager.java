@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -169,9 +170,27 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
                 () -> engine.acquire(name, serverName, MAX_WAIT.toNanos(), true, true, 0));
     }
 
-    /** The locks this instance holds now. */
+    @Override
     public List<LockInfo> held() {
         return engine.held();
+    }
+
+    @Override
+    public List<LockInfo> holders() {
+        checkBlockingAllowed("holders");
+        List<LockInfo> holders = new ArrayList<>();
+        for (LockInfo info : engine.holders()) {
+            names.fromServer(info.name()).ifPresent(name -> holders
+                    .add(new LockInfo(name, info.holder(), info.since(), info.fencingToken(), info.mode())));
+        }
+        return holders;
+    }
+
+    @Override
+    public boolean forceRelease(String name) {
+        String serverName = names.serverName(name);
+        checkBlockingAllowed("forceRelease");
+        return engine.forceRelease(name, serverName);
     }
 
     @Override

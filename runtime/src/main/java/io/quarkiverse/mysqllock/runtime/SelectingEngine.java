@@ -176,6 +176,16 @@ public final class SelectingEngine implements LockEngine {
     }
 
     @Override
+    public List<LockInfo> holders() {
+        return engine().holders();
+    }
+
+    @Override
+    public boolean forceRelease(String name, String serverName) {
+        return engine().forceRelease(name, serverName);
+    }
+
+    @Override
     public LockMode mode() {
         return engine().mode();
     }

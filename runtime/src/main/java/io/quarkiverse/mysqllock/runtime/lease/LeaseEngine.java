@@ -51,7 +51,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private static final int DEADLOCK_RETRIES = 10;
-    private static final int MAX_STALE_CONNECTIONS = 8;
+    private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
     /** The most a lease is given up before its confirmed end, so that the holder hears it before anyone can take over. */
     private static final long MAX_LOSS_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /** Leases renewed per statement; 10,000 leases take 5 statements. */
@@ -498,28 +498,64 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             return Optional.of(info(mine));
         }
         ensureOpen();
-        for (int attempt = 1;; attempt++) {
-            Connection pooled = connections.borrow(name, 0);
-            try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement(current)) {
+        return connections.query(name, "read the state of lock '" + name + "'", raw -> {
+            try (PreparedStatement statement = raw.prepareStatement(current)) {
                 statement.setString(1, serverName);
-                Optional<LockInfo> info;
                 try (ResultSet rs = statement.executeQuery()) {
-                    info = rs.next() ? Optional.of(new LockInfo(name, rs.getString(1), instant(rs.getTimestamp(2)),
-                            rs.getLong(3), LockMode.LEASE)) : Optional.empty();
+                    return rs.next() ? Optional.of(new LockInfo(name, rs.getString(1), instant(rs.getTimestamp(2)),
+                            rs.getLong(3), LockMode.LEASE)) : Optional.<LockInfo> empty();
                 }
-                connections.giveBack(pooled);
-                return info;
             } catch (SQLException e) {
-                connections.discard(pooled);
                 if (SqlErrors.isMissingTable(e)) {
-                    return Optional.empty();
+                    return Optional.<LockInfo> empty();
                 }
-                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
-                    throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
-                            + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+                throw e;
+            }
+        });
+    }
+
+    @Override
+    public List<LockInfo> holders() {
+        ensureOpen();
+        return connections.query("(holders)", "list the lock holders", raw -> {
+            List<LockInfo> infos = new ArrayList<>();
+            try (PreparedStatement statement = raw.prepareStatement("SELECT name, owner, acquired_at, fence FROM "
+                    + table.name() + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) ORDER BY name");
+                    ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    String serverName = rs.getString(1);
+                    Lease mine = local.get(serverName);
+                    boolean ours = mine != null && mine.isHeld() && mine.ownerToken.equals(rs.getString(2));
+                    infos.add(new LockInfo(serverName, ours ? describe(mine) : rs.getString(2),
+                            ours ? mine.since : instant(rs.getTimestamp(3)), rs.getLong(4), LockMode.LEASE));
+                }
+            } catch (SQLException e) {
+                if (!SqlErrors.isMissingTable(e)) {
+                    throw e;
                 }
             }
+            return infos;
+        });
+    }
+
+    @Override
+    public boolean forceRelease(String name, String serverName) {
+        ensureOpen();
+        boolean ended = connections.query(name, "force-release lease '" + name + "'", raw -> {
+            try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
+                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)")) {
+                statement.setString(1, serverName);
+                return statement.executeUpdate() == 1;
+            }
+        });
+        Lease mine = local.get(serverName);
+        if (mine != null && mine.isHeld()) {
+            lose(mine, LockLostException.Reason.NOT_HELD, "Lease '" + name + "' was force-released", null);
         }
+        if (ended) {
+            LOG.warnf("Lease '%s' was force-released%s", name, mine != null ? " (this instance held it)" : "");
+        }
+        return ended;
     }
 
     /** {@code DATETIME} columns hold UTC here: read them without any time-zone shift. */

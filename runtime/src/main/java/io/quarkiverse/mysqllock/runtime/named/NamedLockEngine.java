@@ -9,7 +9,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
@@ -52,8 +55,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     /** Head room above a wait for the socket read timeout, so the driver does not give up on the server first. */
     private static final int NETWORK_TIMEOUT_MARGIN_MILLIS = 10_000;
     private static final int NAMES_PER_CHECK = 200;
-    /** How many dead pooled connections one acquisition replaces before it gives up. */
-    private static final int MAX_STALE_CONNECTIONS = 8;
+    private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -557,25 +559,126 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     private Long serverHolder(String name, String serverName) {
         ensureOpen();
-        for (int attempt = 1;; attempt++) {
-            Connection pooled = connections.borrow(name, 0);
-            try (PreparedStatement statement = ConnectionSource.raw(pooled).prepareStatement("SELECT IS_USED_LOCK(?)")) {
+        return connections.query(name, "read the state of lock '" + name + "'", raw -> {
+            try (PreparedStatement statement = raw.prepareStatement("SELECT IS_USED_LOCK(?)")) {
                 statement.setString(1, serverName);
                 try (ResultSet rs = statement.executeQuery()) {
                     rs.next();
                     long id = rs.getLong(1);
-                    Long holder = rs.wasNull() ? null : id;
-                    connections.giveBack(pooled);
-                    return holder;
+                    return rs.wasNull() ? null : id;
                 }
-            } catch (SQLException e) {
-                connections.discard(pooled);
-                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
-                    throw new IllegalStateException("Could not read the state of lock '" + name + "' from datasource '"
-                            + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+            }
+        });
+    }
+
+    @Override
+    public List<LockInfo> holders() {
+        ensureOpen();
+        Map<String, Long> onServer = connections.query("(holders)", "list the lock holders", this::namedLocksOnServer);
+        Map<Long, PinnedSession> ours = new HashMap<>();
+        for (PinnedSession session : sessions) {
+            ours.put(session.connectionId, session);
+        }
+        List<LockInfo> infos = new ArrayList<>();
+        for (Map.Entry<String, Long> entry : new TreeMap<>(onServer).entrySet()) {
+            NamedLock mine = local.get(entry.getKey());
+            if (mine != null && mine.isHeld() && ours.containsKey(entry.getValue())) {
+                infos.add(new LockInfo(entry.getKey(), describeLocal(mine), mine.since, mine.fence, LockMode.NAMED));
+            } else {
+                infos.add(new LockInfo(entry.getKey(), "server connection " + entry.getValue(), null, 0, LockMode.NAMED));
+            }
+        }
+        return infos;
+    }
+
+    /**
+     * Named locks and their holders' connection ids: from the server's lock tables where it has them, else the names the
+     * lock table knows, each checked with {@code IS_USED_LOCK}.
+     */
+    private Map<String, Long> namedLocksOnServer(Connection raw) throws SQLException {
+        // MySQL 5.7+ (and MariaDB 10.5.2+ when the metadata lock instrument is enabled)
+        Map<String, Long> held = namedLocksFrom(raw, "SELECT m.OBJECT_NAME, t.PROCESSLIST_ID"
+                + " FROM performance_schema.metadata_locks m JOIN performance_schema.threads t"
+                + " ON t.THREAD_ID = m.OWNER_THREAD_ID WHERE m.OBJECT_TYPE = 'USER LEVEL LOCK' AND m.LOCK_STATUS = 'GRANTED'");
+        if (held != null && (!held.isEmpty() || metadataLocksInstrumented(raw))) {
+            return held;
+        }
+        // MariaDB with the metadata_lock_info plugin
+        held = namedLocksFrom(raw, "SELECT TABLE_SCHEMA, THREAD_ID FROM information_schema.METADATA_LOCK_INFO"
+                + " WHERE LOCK_TYPE = 'User lock'");
+        return held != null ? held : namedLocksOfKnownNames(raw);
+    }
+
+    /** The named locks a server table lists, or null if the server has no such table or does not let us read it. */
+    private static Map<String, Long> namedLocksFrom(Connection raw, String sql) throws SQLException {
+        Map<String, Long> held = new HashMap<>();
+        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            while (rs.next()) {
+                held.put(rs.getString(1), rs.getLong(2));
+            }
+            return held;
+        } catch (SQLException e) {
+            if (SqlErrors.isConnectionFailure(e)) {
+                throw e;
+            }
+            LOG.debugf("Cannot list named locks with [%s]: %s", sql, e.getMessage());
+            return null;
+        }
+    }
+
+    private static boolean metadataLocksInstrumented(Connection raw) throws SQLException {
+        Map<String, Long> enabled = namedLocksFrom(raw, "SELECT NAME, 1 FROM performance_schema.setup_instruments"
+                + " WHERE NAME = 'wait/lock/metadata/sql/mdl' AND ENABLED = 'YES'");
+        return enabled != null && !enabled.isEmpty();
+    }
+
+    private Map<String, Long> namedLocksOfKnownNames(Connection raw) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (Statement statement = raw.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT name FROM " + table.name() + " ORDER BY name")) {
+            while (rs.next()) {
+                names.add(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e)) {
+                throw e;
+            }
+        }
+        for (NamedLock lock : local.values()) {
+            if (!names.contains(lock.serverName)) {
+                names.add(lock.serverName);
+            }
+        }
+        Map<String, Long> held = new HashMap<>();
+        for (int from = 0; from < names.size(); from += NAMES_PER_CHECK) {
+            List<String> chunk = names.subList(from, Math.min(names.size(), from + NAMES_PER_CHECK));
+            StringBuilder sql = new StringBuilder("SELECT 1");
+            for (int i = 0; i < chunk.size(); i++) {
+                sql.append(", IS_USED_LOCK(?)");
+            }
+            try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+                for (int i = 0; i < chunk.size(); i++) {
+                    statement.setString(i + 1, chunk.get(i));
+                }
+                try (ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    for (int i = 0; i < chunk.size(); i++) {
+                        long id = rs.getLong(i + 2);
+                        if (!rs.wasNull()) {
+                            held.put(chunk.get(i), id);
+                        }
+                    }
                 }
             }
         }
+        return held;
+    }
+
+    @Override
+    public boolean forceRelease(String name, String serverName) {
+        throw new UnsupportedOperationException("forceRelease is for the LEASE engine. Named lock '" + name
+                + "' belongs to a server session, which the server alone can end: KILL <connection id> ends it (inspect()"
+                + " names the holder's connection), and its holder is told through onLost");
     }
 
     /** The number of connections this engine keeps out of the pool now. */
