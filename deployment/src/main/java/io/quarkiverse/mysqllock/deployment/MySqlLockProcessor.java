@@ -19,6 +19,7 @@ import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
+import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
@@ -30,6 +31,7 @@ import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 
 class MySqlLockProcessor {
 
@@ -39,6 +41,12 @@ class MySqlLockProcessor {
     @BuildStep
     FeatureBuildItem feature() {
         return new FeatureBuildItem(FEATURE);
+    }
+
+    /** Ignored unless quarkus-smallrye-health is present. */
+    @BuildStep
+    HealthBuildItem health(MySqlLockBuildTimeConfig config) {
+        return new HealthBuildItem(MySqlLockHealthCheck.class.getName(), config.health().enabled());
     }
 
     /** The lock table's DDL is read at run time, also in a native image. */

@@ -50,6 +50,11 @@ public interface LockEngine extends AutoCloseable {
 
     LockMode mode();
 
+    /**
+     * Checks, with a statement or two, that locks can be taken and trusted now: for readiness checks. Never throws.
+     */
+    EngineHealth health();
+
     @Override
     void close();
 }

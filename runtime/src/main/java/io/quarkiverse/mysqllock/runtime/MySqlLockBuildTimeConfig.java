@@ -5,6 +5,7 @@ import java.util.Optional;
 import io.quarkus.runtime.annotations.ConfigPhase;
 import io.quarkus.runtime.annotations.ConfigRoot;
 import io.smallrye.config.ConfigMapping;
+import io.smallrye.config.WithDefault;
 
 /** Configuration fixed when the application is built. */
 @ConfigMapping(prefix = "quarkus.mysql-lock")
@@ -16,4 +17,17 @@ public interface MySqlLockBuildTimeConfig {
      * Unset: the default datasource. It must be a MySQL or MariaDB datasource; the build fails otherwise.
      */
     Optional<String> datasource();
+
+    /** Health checks. */
+    Health health();
+
+    interface Health {
+        /**
+         * Whether a readiness check of the locks is published when {@code quarkus-smallrye-health} is present: the
+         * engine and why it was chosen, that the lock database answers, for NAMED that the pinned connections still
+         * hold their locks, for LEASE that the server clock runs steadily.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
 }

@@ -193,6 +193,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return engine.forceRelease(name, serverName);
     }
 
+    /** Checks the engine for readiness; never throws. */
+    public EngineHealth health() {
+        return engine.health();
+    }
+
     @Override
     public LockMode mode() {
         return engine.mode();

@@ -2,7 +2,10 @@ package io.quarkiverse.mysqllock.runtime;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
 
@@ -11,6 +14,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.topology.Topology;
 import io.quarkiverse.mysqllock.runtime.topology.TopologyProbe;
@@ -34,6 +38,7 @@ public final class SelectingEngine implements LockEngine {
     private final Supplier<LockEngine> named;
     private final Supplier<LockEngine> lease;
     private volatile LockEngine chosen;
+    private volatile String reason;
 
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
             ConnectionSource connections, LockTable table, String identity, Supplier<LockEngine> named,
@@ -131,6 +136,7 @@ public final class SelectingEngine implements LockEngine {
     }
 
     private void decide(Supplier<LockEngine> engine, LockMode lockMode, String why) {
+        reason = why;
         chosen = engine.get();
         LOG.infof("Distributed locks: %s engine on datasource '%s' as %s, because %s", lockMode,
                 connections.dataSourceName(), identity, why);
@@ -156,7 +162,33 @@ public final class SelectingEngine implements LockEngine {
     @Override
     public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
             long leaseCapNanos) {
-        return engine().acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
+        LockEngine engine;
+        try {
+            engine = engine();
+        } catch (ConfigurationException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockNotAcquiredException(name, Duration.ZERO, LockNotAcquiredException.Reason.DATABASE_ERROR, null,
+                    "Lock '" + name + "' was not acquired: the lock engine is chosen at first use, and " + e.getMessage(),
+                    e);
+        }
+        return engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
+    }
+
+    @Override
+    public EngineHealth health() {
+        Map<String, Object> data = new LinkedHashMap<>();
+        data.put("datasource", connections.dataSourceName());
+        LockEngine engine;
+        try {
+            engine = engine();
+        } catch (RuntimeException e) {
+            data.put("engine", "not chosen yet: " + mode);
+            return EngineHealth.down("the lock engine could not be chosen: " + e.getMessage(), data);
+        }
+        data.put("engine", engine.mode().toString());
+        data.put("engine chosen because", reason);
+        return engine.health().withFirst(data);
     }
 
     @Override

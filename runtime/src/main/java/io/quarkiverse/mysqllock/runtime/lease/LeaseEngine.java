@@ -11,6 +11,7 @@ import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -30,6 +31,7 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
 import io.quarkiverse.mysqllock.runtime.LockHold;
@@ -576,6 +578,75 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     private LockInfo info(Lease lease) {
         return new LockInfo(lease.name, describe(lease), lease.since, lease.fence, LockMode.LEASE);
+    }
+
+    /** A server clock reading and the local monotonic time it was taken at. */
+    private record ClockSample(long serverMicros, long localNanos) {
+    }
+
+    private volatile ClockSample lastClockSample;
+
+    /**
+     * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
+     * clock since the previous check (a clock step would end leases early or late).
+     */
+    @Override
+    public EngineHealth health() {
+        Map<String, Object> data = new LinkedHashMap<>();
+        long sent = System.nanoTime();
+        long[] reading;
+        try {
+            reading = connections.query("(health)", "check the lock database", raw -> {
+                try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
+                        "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
+                                + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6))")) {
+                    rs.next();
+                    return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
+                } catch (SQLException e) {
+                    if (!SqlErrors.isMissingTable(e)) {
+                        throw e;
+                    }
+                    // created at the first acquisition
+                    try (Statement statement = raw.createStatement();
+                            ResultSet rs = statement.executeQuery("SELECT UTC_TIMESTAMP(6)")) {
+                        rs.next();
+                        return new long[] { micros(rs.getTimestamp(1)), 0 };
+                    }
+                }
+            });
+        } catch (RuntimeException e) {
+            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
+        }
+        long received = System.nanoTime();
+        long roundTripMicros = TimeUnit.NANOSECONDS.toMicros(received - sent);
+        Instant now = Instant.now();
+        data.put("database round trip ms", roundTripMicros / 1000);
+        data.put("leases held (all instances)", reading[1]);
+        data.put("leases held by this instance", local.size());
+        data.put("server clock minus this instance's clock ms",
+                (reading[0] - (now.getEpochSecond() * 1_000_000 + now.getNano() / 1000)) / 1000);
+        ClockSample previous = lastClockSample;
+        ClockSample sample = new ClockSample(reading[0], sent);
+        lastClockSample = sample;
+        if (previous != null) {
+            long localMicros = TimeUnit.NANOSECONDS.toMicros(sample.localNanos() - previous.localNanos());
+            long drift = (sample.serverMicros() - previous.serverMicros()) - localMicros;
+            // slack: this check's round trip, the loss margin, and 1,000 ppm of rate difference (NTP slews at 500)
+            long allowed = roundTripMicros + TimeUnit.NANOSECONDS.toMicros(lossMarginNanos) + localMicros / 1000;
+            data.put("server clock drift since the previous check ms", drift / 1000);
+            if (Math.abs(drift) > allowed) {
+                return EngineHealth.down("the server clock " + (drift > 0 ? "jumped forward" : "went back") + " by "
+                        + Math.abs(drift) / 1000 + " ms relative to this instance's clock since the previous check, "
+                        + localMicros / 1000 + " ms ago: leases (ttl " + TimeUnit.NANOSECONDS.toMillis(ttlNanos)
+                        + " ms) may end early or late. Check the database server's time synchronisation", data);
+            }
+        }
+        return EngineHealth.up(data);
+    }
+
+    private static long micros(Timestamp timestamp) {
+        Instant instant = instant(timestamp);
+        return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1000;
     }
 
     /** In-JVM gates in use: a measure of leaks for tests. */

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -30,6 +31,7 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockHold;
 import io.quarkiverse.mysqllock.runtime.LossNotifier;
@@ -481,7 +483,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
-    private void check(PinnedSession session) {
+    /** Checks a session's locks on the server; false if the session failed (its locks are then reported lost). */
+    private boolean check(PinnedSession session) {
         List<NamedLock> locks = new ArrayList<>(session.held.values());
         try {
             for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
@@ -513,11 +516,12 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             }
         } catch (SQLException e) {
             failSession(session, e);
-            return;
+            return false;
         }
         if (session.held.isEmpty()) {
             discardLocked(session);
         }
+        return true;
     }
 
     // --- queries ---
@@ -679,6 +683,48 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         throw new UnsupportedOperationException("forceRelease is for the LEASE engine. Named lock '" + name
                 + "' belongs to a server session, which the server alone can end: KILL <connection id> ends it (inspect()"
                 + " names the holder's connection), and its holder is told through onLost");
+    }
+
+    @Override
+    public EngineHealth health() {
+        Map<String, Object> data = new LinkedHashMap<>();
+        try {
+            long start = System.nanoTime();
+            connections.query("(health)", "check the lock database", raw -> {
+                try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery("SELECT 1")) {
+                    return rs.next();
+                }
+            });
+            data.put("database round trip ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        } catch (RuntimeException e) {
+            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
+        }
+        int checked = 0;
+        int failed = 0;
+        int busy = 0;
+        for (PinnedSession session : sessions) {
+            if (!session.mutex.tryLock()) {
+                busy++; // in a statement, which itself fails if the session is gone
+                continue;
+            }
+            try {
+                if (!session.retired && !session.held.isEmpty()) {
+                    checked++;
+                    if (!check(session)) {
+                        failed++;
+                    }
+                }
+            } finally {
+                session.mutex.unlock();
+            }
+        }
+        data.put("locks held by this instance", local.size());
+        data.put("pinned connections", sessions.size());
+        data.put("pinned connections checked", checked);
+        data.put("pinned connections in a statement", busy);
+        return failed == 0 ? EngineHealth.up(data)
+                : EngineHealth.down(failed + " pinned connection(s) failed their check: their locks were lost, and their"
+                        + " holders told through onLost", data);
     }
 
     /** The number of connections this engine keeps out of the pool now. */
