@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 
@@ -29,6 +30,8 @@ import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
+import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
+import io.quarkus.runtime.metrics.MetricsFactory;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
@@ -82,7 +85,10 @@ class MySqlLockProcessor {
 
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    SyntheticBeanBuildItem lockManager(LockDataSourceBuildItem dataSource, MySqlLockRecorder recorder) {
+    SyntheticBeanBuildItem lockManager(LockDataSourceBuildItem dataSource, MySqlLockRecorder recorder,
+            MySqlLockBuildTimeConfig config, Optional<MetricsCapabilityBuildItem> metricsCapability) {
+        boolean micrometer = config.metrics().enabled() && metricsCapability
+                .map(capability -> capability.metricsSupported(MetricsFactory.MICROMETER)).orElse(false);
         String name = dataSource.name();
         AnnotationInstance qualifier = DataSourceNames.isDefault(name)
                 ? AnnotationInstance.builder(Default.class).build()
@@ -95,7 +101,7 @@ class MySqlLockProcessor {
                 .startup()
                 .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), qualifier)
                 .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
-                .createWith(recorder.lockManager(name))
+                .createWith(recorder.lockManager(name, micrometer))
                 .destroyer(BeanDestroyer.AutoCloseableDestroyer.class)
                 .done();
     }

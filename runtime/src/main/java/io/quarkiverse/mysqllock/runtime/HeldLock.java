@@ -1,8 +1,8 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockLostException;
@@ -18,7 +18,8 @@ public abstract class HeldLock {
     /** The thread that owns the hold and may nest onto it, or null for an asynchronous hold. */
     public final Thread owner;
     public final Instant since;
-    private final List<Consumer<LockLostException>> listeners = new CopyOnWriteArrayList<>();
+    /** Guarded by this. */
+    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
     /** Set once, when the lock is no longer held for us. */
     public volatile LockLostException lost;
@@ -37,9 +38,12 @@ public abstract class HeldLock {
     }
 
     /** Registers a listener; returns false if the lock is already lost (the caller then calls it itself). */
-    boolean addListener(Consumer<LockLostException> listener) {
+    synchronized boolean addListener(Consumer<LockLostException> listener) {
+        if (lost != null) {
+            return false;
+        }
         listeners.add(listener);
-        return lost == null || !listeners.remove(listener);
+        return true;
     }
 
     /**
@@ -48,13 +52,15 @@ public abstract class HeldLock {
      * @param atRelease the release itself found the lock gone: it was lost while held, and is reported even though
      *        the last hold has just been released
      */
-    List<Consumer<LockLostException>> markLost(LockLostException cause, boolean atRelease) {
+    synchronized List<Consumer<LockLostException>> markLost(LockLostException cause, boolean atRelease) {
+        // Atomic: the watchdog, the keepalive and a release can find the loss at the same moment (the fault suite saw
+        // it after SIGCONT); the one that sets it, and only that one, notifies every listener.
         if (lost != null || (released && !atRelease)) {
             return List.of();
         }
         lost = cause;
         List<Consumer<LockLostException>> toNotify = List.copyOf(listeners);
-        listeners.removeAll(toNotify);
+        listeners.clear();
         return toNotify;
     }
 }

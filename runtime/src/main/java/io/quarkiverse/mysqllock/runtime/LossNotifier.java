@@ -17,6 +17,13 @@ public final class LossNotifier implements AutoCloseable {
 
     private final ExecutorService listeners = Executors
             .newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-lost-"));
+    private final LockMetrics metrics;
+    private final io.quarkiverse.mysqllock.LockMode engine;
+
+    public LossNotifier(LockMetrics metrics, io.quarkiverse.mysqllock.LockMode engine) {
+        this.metrics = metrics;
+        this.engine = engine;
+    }
 
     /** Marks the lock lost, logs it once and notifies each listener once. */
     public void lose(HeldLock lock, LockLostException.Reason reason, String message, Throwable cause) {
@@ -43,6 +50,7 @@ public final class LossNotifier implements AutoCloseable {
         } else {
             LOG.warn(message);
         }
+        metrics.lost(engine, reason);
         for (Consumer<LockLostException> listener : toNotify) {
             listeners.execute(() -> {
                 try {

@@ -21,6 +21,19 @@ public interface MySqlLockBuildTimeConfig {
     /** Health checks. */
     Health health();
 
+    /** Metrics. */
+    Metrics metrics();
+
+    interface Metrics {
+        /**
+         * Whether lock metrics are published when {@code quarkus-micrometer} is present: acquisitions by outcome, wait
+         * and hold time histograms, locks held, locks lost by cause, pinned connections, renewals; tagged by engine
+         * and datasource, never by lock name.
+         */
+        @WithDefault("true")
+        boolean enabled();
+    }
+
     interface Health {
         /**
          * Whether a readiness check of the locks is published when {@code quarkus-smallrye-health} is present: the

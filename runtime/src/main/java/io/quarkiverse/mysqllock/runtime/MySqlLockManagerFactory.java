@@ -24,9 +24,17 @@ public final class MySqlLockManagerFactory {
         return create(dataSource, dataSourceName, config, null);
     }
 
-    /** @param transactions the JTA transaction manager, or null where there is none (then no transaction-scoped locks) */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions) {
+        return create(dataSource, dataSourceName, config, transactions, LockMetrics.NONE);
+    }
+
+    /**
+     * @param transactions the JTA transaction manager, or null where there is none (then no transaction-scoped locks)
+     * @param metrics where the engines report, {@link LockMetrics#NONE} for nowhere
+     */
+    public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
+            TransactionManager transactions, LockMetrics metrics) {
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         requireNotNegative("quarkus.mysql-lock.default-wait", config.defaultWait());
         requireNotNegative("quarkus.mysql-lock.connection-wait", config.connectionWait());
@@ -65,8 +73,8 @@ public final class MySqlLockManagerFactory {
         SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
                 identity,
                 () -> new NamedLockEngine(connections, table, identity, config.serverFlavor(),
-                        config.named().keepaliveInterval()),
-                () -> new LeaseEngine(connections, table, identity, ttl, renewInterval));
+                        config.named().keepaliveInterval(), metrics),
+                () -> new LeaseEngine(connections, table, identity, ttl, renewInterval, metrics), metrics);
         engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));

@@ -5,6 +5,7 @@ import java.util.function.Function;
 import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.runtime.metrics.MicrometerLockMetrics;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.RuntimeValue;
@@ -19,12 +20,15 @@ public class MySqlLockRecorder {
         this.config = config;
     }
 
-    public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> lockManager(String dataSourceName) {
+    /** @param micrometer whether the application has Micrometer (and metrics are enabled): the metrics class is loaded only then */
+    public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> lockManager(String dataSourceName,
+            boolean micrometer) {
         return context -> {
             AgroalDataSource dataSource = context.getInjectedReference(AgroalDataSource.class,
                     AgroalDataSourceUtil.qualifier(dataSourceName));
             return MySqlLockManagerFactory.create(dataSource, dataSourceName, config.getValue(),
-                    context.getInjectedReference(TransactionManager.class));
+                    context.getInjectedReference(TransactionManager.class),
+                    micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE);
         };
     }
 }

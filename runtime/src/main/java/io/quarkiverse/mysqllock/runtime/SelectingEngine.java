@@ -39,10 +39,12 @@ public final class SelectingEngine implements LockEngine {
     private final Supplier<LockEngine> lease;
     private volatile LockEngine chosen;
     private volatile String reason;
+    private final LockMetrics metrics;
 
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
             ConnectionSource connections, LockTable table, String identity, Supplier<LockEngine> named,
-            Supplier<LockEngine> lease) {
+            Supplier<LockEngine> lease, LockMetrics metrics) {
+        this.metrics = metrics;
         this.table = table;
         this.mode = mode;
         this.replication = replication;
@@ -137,7 +139,10 @@ public final class SelectingEngine implements LockEngine {
 
     private void decide(Supplier<LockEngine> engine, LockMode lockMode, String why) {
         reason = why;
-        chosen = engine.get();
+        LockEngine made = engine.get();
+        chosen = made;
+        metrics.engineChosen(lockMode, () -> made.held().size(),
+                () -> made instanceof io.quarkiverse.mysqllock.runtime.named.NamedLockEngine n ? n.pinnedConnections() : 0);
         LOG.infof("Distributed locks: %s engine on datasource '%s' as %s, because %s", lockMode,
                 connections.dataSourceName(), identity, why);
     }
@@ -168,11 +173,32 @@ public final class SelectingEngine implements LockEngine {
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
+            metrics.acquisition(null, LockMetrics.Outcome.ERROR, 0);
             throw new LockNotAcquiredException(name, Duration.ZERO, LockNotAcquiredException.Reason.DATABASE_ERROR, null,
                     "Lock '" + name + "' was not acquired: the lock engine is chosen at first use, and " + e.getMessage(),
                     e);
         }
-        return engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
+        if (metrics == LockMetrics.NONE) {
+            return engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
+        }
+        long start = System.nanoTime();
+        LockHandle handle;
+        try {
+            handle = engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
+        } catch (LockNotAcquiredException e) {
+            metrics.acquisition(engine.mode(), e.reason() != LockNotAcquiredException.Reason.BUSY
+                    ? LockMetrics.Outcome.ERROR
+                    : waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT, System.nanoTime() - start);
+            throw e;
+        }
+        long waited = System.nanoTime() - start;
+        if (handle == null) {
+            metrics.acquisition(engine.mode(), waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT,
+                    waited);
+            return null;
+        }
+        metrics.acquisition(engine.mode(), LockMetrics.Outcome.ACQUIRED, waited);
+        return new MeteredHandle(handle, metrics, engine.mode());
     }
 
     @Override

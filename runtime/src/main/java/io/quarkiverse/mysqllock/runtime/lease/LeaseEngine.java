@@ -35,6 +35,7 @@ import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
 import io.quarkiverse.mysqllock.runtime.LockHold;
+import io.quarkiverse.mysqllock.runtime.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.SqlErrors;
@@ -72,7 +73,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final long lossMarginNanos;
     private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
     private final LocalGate.Gates gates = new LocalGate.Gates();
-    private final LossNotifier notifier = new LossNotifier();
+    private final LossNotifier notifier;
+    private final LockMetrics metrics;
     private final ScheduledExecutorService watchdog;
     private final String take;
     private final String giveUp;
@@ -80,7 +82,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private volatile boolean closed;
 
     public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
-            Duration renewInterval) {
+            Duration renewInterval, LockMetrics metrics) {
+        this.metrics = metrics;
+        this.notifier = new LossNotifier(metrics, LockMode.LEASE);
         this.connections = connections;
         this.table = table;
         this.identity = identity;
@@ -405,6 +409,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             raw.setNetworkTimeout(Runnable::run, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(ttlNanos)));
             long sentAt = System.nanoTime();
             int renewed = retryingDeadlocks(() -> renewStatement(raw, leases));
+            metrics.renewed(renewed);
             if (renewed == leases.size()) {
                 for (Lease lease : leases) {
                     lease.confirmedUntilNanos = sentAt + ttlNanos;

@@ -34,6 +34,7 @@ import io.quarkiverse.mysqllock.runtime.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockHold;
+import io.quarkiverse.mysqllock.runtime.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
 import io.quarkiverse.mysqllock.runtime.LockTable;
@@ -71,10 +72,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService keepalive;
-    private final LossNotifier notifier = new LossNotifier();
+    private final LossNotifier notifier;
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, ServerFlavor flavor,
-            Duration keepaliveInterval) {
+            Duration keepaliveInterval, LockMetrics metrics) {
+        this.notifier = new LossNotifier(metrics, LockMode.NAMED);
         this.connections = connections;
         this.table = table;
         this.identity = identity;

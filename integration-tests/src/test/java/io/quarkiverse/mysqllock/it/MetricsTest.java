@@ -1,0 +1,56 @@
+package io.quarkiverse.mysqllock.it;
+
+import static io.restassured.RestAssured.given;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.Test;
+
+import io.quarkiverse.mysqllock.test.Await;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.test.MariaDbTestResource;
+import io.quarkus.test.common.WithTestResource;
+import io.quarkus.test.junit.QuarkusTest;
+
+/** Lock metrics scraped from the Prometheus endpoint: by outcome, engine and datasource, never by lock name. */
+@QuarkusTest
+@WithTestResource(MariaDbTestResource.class)
+class MetricsTest {
+
+    private static final String TAGS = "datasource=\"<default>\",engine=\"named\"";
+
+    @Test
+    void acquisitionsWaitsHoldsAndGaugesAreScraped() throws Exception {
+        double acquiredBefore = value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"acquired\"");
+        double busyBefore = value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"busy\"");
+
+        CompletableFuture<Integer> holding = Background.supply(
+                () -> given().post("/locks/metrics:hot?holdMs=1500").statusCode());
+        Await.until("the lock to be held", java.time.Duration.ofSeconds(10),
+                () -> given().get("/locks/metrics:hot").statusCode() == 200);
+        assertThat(value("mysql_lock_held", TAGS)).isGreaterThanOrEqualTo(1);
+        assertThat(value("mysql_lock_pinned_connections", TAGS)).isGreaterThanOrEqualTo(1);
+        given().post("/locks/metrics:hot").then().statusCode(409);
+        assertThat(holding.get()).isEqualTo(200);
+
+        String scrape = scrape();
+        assertThat(value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"acquired\"")).isEqualTo(acquiredBefore + 1);
+        assertThat(value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"busy\"")).isEqualTo(busyBefore + 1);
+        assertThat(scrape).contains("mysql_lock_wait_seconds_bucket{" + TAGS + ",outcome=\"acquired\"")
+                .contains("mysql_lock_hold_seconds_count{" + TAGS + "}");
+        assertThat(value("mysql_lock_hold_seconds_max", TAGS)).isGreaterThanOrEqualTo(1.4);
+        assertThat(scrape).as("no lock names as tags").doesNotContain("metrics:hot");
+    }
+
+    private static String scrape() {
+        return given().get("/q/metrics").then().statusCode(200).extract().asString();
+    }
+
+    private static double value(String metric, String tags) {
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(metric + "{" + tags + "}") + " (\\S+)$").matcher(scrape());
+        return m.find() ? Double.parseDouble(m.group(1)) : 0;
+    }
+}

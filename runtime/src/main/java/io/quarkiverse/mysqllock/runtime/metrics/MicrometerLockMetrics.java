@@ -1,0 +1,94 @@
+package io.quarkiverse.mysqllock.runtime.metrics;
+
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Metrics;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.LockMetrics;
+
+/**
+ * The metrics in Micrometer (loaded only when the application has {@code quarkus-micrometer}). Every meter is tagged
+ * with {@code datasource} and {@code engine}, never with lock names:
+ * <ul>
+ * <li>{@code mysql.lock.acquisitions} (counter, tag {@code outcome}: acquired, busy, timeout, error)</li>
+ * <li>{@code mysql.lock.wait} (timer with histogram, tag {@code outcome}): how long acquisitions waited</li>
+ * <li>{@code mysql.lock.hold} (timer with histogram): how long locks were held</li>
+ * <li>{@code mysql.lock.lost} (counter, tag {@code cause}: connection_lost, not_held, lease_expired, shutdown)</li>
+ * <li>{@code mysql.lock.held} and {@code mysql.lock.pinned.connections} (gauges)</li>
+ * <li>{@code mysql.lock.renewals} (counter of leases renewed) and {@code mysql.lock.renewal.statements}</li>
+ * </ul>
+ */
+public final class MicrometerLockMetrics implements LockMetrics {
+
+    private final MeterRegistry registry;
+    private final String dataSource;
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+    public MicrometerLockMetrics(MeterRegistry registry, String dataSource) {
+        this.registry = registry;
+        this.dataSource = dataSource;
+    }
+
+    /** On Quarkus's registries (the global composite Micrometer's extension fills). */
+    public static LockMetrics forDataSource(String dataSource) {
+        return new MicrometerLockMetrics(Metrics.globalRegistry, dataSource);
+    }
+
+    private Tags tags(LockMode engine) {
+        return Tags.of("datasource", dataSource, "engine", engine == null ? "none" : engine.name().toLowerCase(Locale.ROOT));
+    }
+
+    @Override
+    public void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
+        String tag = outcome.name().toLowerCase(Locale.ROOT);
+        counters.computeIfAbsent("acquisitions " + engine + " " + tag, k -> Counter.builder("mysql.lock.acquisitions")
+                .description("Lock acquisitions by outcome").tags(tags(engine)).tag("outcome", tag).register(registry))
+                .increment();
+        timers.computeIfAbsent("wait " + engine + " " + tag, k -> Timer.builder("mysql.lock.wait")
+                .description("How long lock acquisitions waited").tags(tags(engine)).tag("outcome", tag)
+                .publishPercentileHistogram().register(registry)).record(waitNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void held(LockMode engine, long holdNanos) {
+        timers.computeIfAbsent("hold " + engine, k -> Timer.builder("mysql.lock.hold")
+                .description("How long locks were held").tags(tags(engine)).publishPercentileHistogram()
+                .register(registry)).record(holdNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void lost(LockMode engine, LockLostException.Reason cause) {
+        String tag = cause.name().toLowerCase(Locale.ROOT);
+        counters.computeIfAbsent("lost " + engine + " " + tag, k -> Counter.builder("mysql.lock.lost")
+                .description("Locks lost while held, by cause").tags(tags(engine)).tag("cause", tag).register(registry))
+                .increment();
+    }
+
+    @Override
+    public void renewed(int leases) {
+        counters.computeIfAbsent("renewals", k -> Counter.builder("mysql.lock.renewals")
+                .description("Leases renewed").tags(tags(LockMode.LEASE)).register(registry)).increment(leases);
+        counters.computeIfAbsent("renewal statements", k -> Counter.builder("mysql.lock.renewal.statements")
+                .description("Renewal statements sent").tags(tags(LockMode.LEASE)).register(registry)).increment();
+    }
+
+    @Override
+    public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
+        Gauge.builder("mysql.lock.held", locksHeld, IntSupplier::getAsInt).description("Locks this instance holds").strongReference(true)
+                .tags(tags(engine)).register(registry);
+        Gauge.builder("mysql.lock.pinned.connections", pinnedConnections, IntSupplier::getAsInt)
+                .description("Connections kept out of the pool while they hold named locks").strongReference(true).tags(tags(engine))
+                .register(registry);
+    }
+}
