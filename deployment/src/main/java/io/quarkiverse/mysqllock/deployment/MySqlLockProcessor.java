@@ -83,26 +83,42 @@ class MySqlLockProcessor {
                 + (known.isEmpty() ? "none" : String.join(", ", known)) + ".");
     }
 
+    /**
+     * A {@code LockManager} for every MySQL or MariaDB datasource, each with its own engine decision: the lock
+     * datasource's ({@code quarkus.mysql-lock.datasource}) is the {@code @Default} one and starts with the application;
+     * another datasource's, {@code @DataSource("name")}, is created when first injected.
+     */
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    SyntheticBeanBuildItem lockManager(LockDataSourceBuildItem dataSource, MySqlLockRecorder recorder,
-            MySqlLockBuildTimeConfig config, Optional<MetricsCapabilityBuildItem> metricsCapability) {
+    void lockManagers(LockDataSourceBuildItem lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
+            MySqlLockRecorder recorder, MySqlLockBuildTimeConfig config,
+            Optional<MetricsCapabilityBuildItem> metricsCapability, BuildProducer<SyntheticBeanBuildItem> beans) {
         boolean micrometer = config.metrics().enabled() && metricsCapability
                 .map(capability -> capability.metricsSupported(MetricsFactory.MICROMETER)).orElse(false);
-        String name = dataSource.name();
-        AnnotationInstance qualifier = DataSourceNames.isDefault(name)
-                ? AnnotationInstance.builder(Default.class).build()
-                : AnnotationInstance.builder(DataSource.class).add("value", name).build();
-        return SyntheticBeanBuildItem.configure(MySqlLockManager.class)
-                .types(LockManager.class, MySqlLockManager.class)
-                .scope(Singleton.class)
-                .unremovable()
-                .setRuntimeInit()
-                .startup()
-                .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), qualifier)
-                .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
-                .createWith(recorder.lockManager(name, micrometer))
-                .destroyer(BeanDestroyer.AutoCloseableDestroyer.class)
-                .done();
+        for (JdbcDataSourceBuildItem dataSource : dataSources) {
+            String name = dataSource.getName();
+            boolean main = name.equals(lockDataSource.name());
+            if (!main && !SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
+                continue;
+            }
+            AnnotationInstance dataSourceQualifier = DataSourceNames.isDefault(name)
+                    ? AnnotationInstance.builder(Default.class).build()
+                    : AnnotationInstance.builder(DataSource.class).add("value", name).build();
+            SyntheticBeanBuildItem.ExtendedBeanConfigurator bean = SyntheticBeanBuildItem
+                    .configure(MySqlLockManager.class)
+                    .types(LockManager.class, MySqlLockManager.class)
+                    .scope(Singleton.class)
+                    .unremovable()
+                    .setRuntimeInit()
+                    .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), dataSourceQualifier)
+                    .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
+                    .createWith(recorder.lockManager(name, micrometer))
+                    .destroyer(BeanDestroyer.AutoCloseableDestroyer.class);
+            if (main) {
+                bean.startup().addQualifier(AnnotationInstance.builder(Default.class).build());
+            }
+            bean.addQualifier(AnnotationInstance.builder(DataSource.class).add("value", name).build());
+            beans.produce(bean.done());
+        }
     }
 }

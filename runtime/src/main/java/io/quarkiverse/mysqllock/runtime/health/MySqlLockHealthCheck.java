@@ -1,9 +1,12 @@
 package io.quarkiverse.mysqllock.runtime.health;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.Instance;
-import jakarta.inject.Inject;
+import jakarta.enterprise.inject.spi.Bean;
+import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -12,6 +15,9 @@ import org.eclipse.microprofile.health.Readiness;
 
 import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkus.arc.Arc;
+import io.quarkus.arc.ArcContainer;
+import io.quarkus.arc.InjectableContext;
 
 /**
  * Readiness of the distributed locks (registered when {@code quarkus-smallrye-health} is present and
@@ -25,14 +31,11 @@ public class MySqlLockHealthCheck implements HealthCheck {
 
     static final String NAME = "MySQL/MariaDB distributed locks";
 
-    @Inject
-    @Any
-    Instance<MySqlLockManager> managers;
-
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named(NAME).up();
-        boolean several = !managers.isResolvable();
+        List<MySqlLockManager> managers = createdManagers();
+        boolean several = managers.size() > 1;
         for (MySqlLockManager manager : managers) {
             EngineHealth health = manager.health();
             String prefix = several ? health.data().getOrDefault("datasource", "?") + ": " : "";
@@ -48,5 +51,22 @@ public class MySqlLockHealthCheck implements HealthCheck {
             }
         }
         return builder.build();
+    }
+
+    /**
+     * The lock managers in use: the lock datasource's, and those of other datasources once injected somewhere. A
+     * datasource nobody takes locks from is not checked (creating its manager here would make its outage ours).
+     */
+    private static List<MySqlLockManager> createdManagers() {
+        ArcContainer arc = Arc.container();
+        InjectableContext singletons = arc.getActiveContext(Singleton.class);
+        List<MySqlLockManager> managers = new ArrayList<>();
+        for (Bean<?> bean : arc.beanManager().getBeans(MySqlLockManager.class, Any.Literal.INSTANCE)) {
+            Object manager = singletons.get(bean);
+            if (manager instanceof MySqlLockManager lockManager) {
+                managers.add(lockManager);
+            }
+        }
+        return managers;
     }
 }
