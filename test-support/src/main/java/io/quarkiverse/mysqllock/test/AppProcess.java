@@ -48,7 +48,8 @@ public final class AppProcess implements AutoCloseable {
     }
 
     /**
-     * Starts {@code java [-Dkey=value...] -jar jar}.
+     * Starts {@code java [-Dkey=value...] -jar jar}, or a native executable ({@code app [-Dkey=value...]}) when the
+     * path does not end with {@code .jar}.
      *
      * @param echo where to print the process's output as it comes, or null to keep it only
      */
@@ -60,12 +61,18 @@ public final class AppProcess implements AutoCloseable {
     public static AppProcess start(String name, Path jar, Map<String, String> properties, PrintStream echo,
             Predicate<String> echoed) {
         List<String> command = new ArrayList<>();
-        command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        command.add("-Xmx256m");
-        command.add("-XX:TieredStopAtLevel=1");
-        properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
-        command.add("-jar");
-        command.add(jar.toString());
+        if (jar.toString().endsWith(".jar")) {
+            command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+            command.add("-Xmx256m");
+            command.add("-XX:TieredStopAtLevel=1");
+            properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
+            command.add("-jar");
+            command.add(jar.toString());
+        } else {
+            // a native executable (mvn -Pnative): system properties follow the executable
+            command.add(jar.toAbsolutePath().toString());
+            properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
+        }
         try {
             Process process = new ProcessBuilder(command).redirectErrorStream(true)
                     .directory(new File(System.getProperty("java.io.tmpdir"))).start();
