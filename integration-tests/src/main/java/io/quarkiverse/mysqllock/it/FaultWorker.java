@@ -204,7 +204,8 @@ public class FaultWorker {
         }
     }
 
-    private static long now() {
+    /** Wall-clock microseconds: the journals' time, comparable across the processes of one host. */
+    static long now() {
         Instant now = Instant.now();
         return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
     }

@@ -13,7 +13,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -189,7 +188,7 @@ public final class FaultSuite {
             }
             slots.forEach(Slot::start);
             slots.forEach(Slot::awaitReady);
-            long started = now();
+            long started = FaultWorker.now();
             long deadline = System.nanoTime() + options.duration().toNanos();
             List<Kind> rotation = new ArrayList<>();
             while (System.nanoTime() < deadline) {
@@ -204,7 +203,7 @@ public final class FaultSuite {
                         recovery == Long.MAX_VALUE ? "NEVER" : recovery / 1000 + " ms");
                 Thread.sleep(300 + random.nextInt(700));
             }
-            long ended = now();
+            long ended = FaultWorker.now();
             Map<String, Object> endState = endState();
             history.refresh();
             history.died(deaths);
@@ -259,7 +258,7 @@ public final class FaultSuite {
     private Fault inject(Kind kind) throws Exception {
         Slot slot = slots.get(random.nextInt(slots.size()));
         long length = options.faultLength().toMillis();
-        long start = now();
+        long start = FaultWorker.now();
         switch (kind) {
             case KILL_SESSION -> {
                 return killSession(start);
@@ -268,7 +267,7 @@ public final class FaultSuite {
                 String worker = slot.worker;
                 long pid = slot.process.pid();
                 slot.process.kill();
-                long killed = now();
+                long killed = FaultWorker.now();
                 deaths.put(worker, killed);
                 slot.start();
                 slot.awaitReady();
@@ -279,7 +278,7 @@ public final class FaultSuite {
             }
             case DB_RESTART -> {
                 db.restart();
-                return new Fault(kind, null, null, start, now(), "same port and data");
+                return new Fault(kind, null, null, start, FaultWorker.now(), "same port and data");
             }
             case NETWORK_STALL -> {
                 return lasting(kind, slot, length, slot.proxy::stall, slot.proxy::resume);
@@ -294,14 +293,14 @@ public final class FaultSuite {
     /** A fault that hits one worker for a while: begin, wait, end. */
     private static Fault lasting(Kind kind, Slot slot, long millis, Runnable begin, Runnable end)
             throws InterruptedException {
-        long start = now();
+        long start = FaultWorker.now();
         begin.run();
         try {
             Thread.sleep(millis);
         } finally {
             end.run();
         }
-        return new Fault(kind, slot.worker, null, start, now(), slot.worker);
+        return new Fault(kind, slot.worker, null, start, FaultWorker.now(), slot.worker);
     }
 
     /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */
@@ -310,7 +309,7 @@ public final class FaultSuite {
             if (engine == LockMode.NAMED) {
                 for (int attempt = 0; attempt < 50; attempt++) {
                     String name = options.names().get(random.nextInt(options.names().size()));
-                    long lookedUp = now();
+                    long lookedUp = FaultWorker.now();
                     Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
                     if (holder != null) {
                         try (PreparedStatement kill = connection.prepareStatement("KILL " + holder)) {
@@ -318,7 +317,7 @@ public final class FaultSuite {
                         } catch (SQLException e) {
                             continue; // it ended on its own in between
                         }
-                        return new Fault(Kind.KILL_SESSION, null, name, lookedUp, now(),
+                        return new Fault(Kind.KILL_SESSION, null, name, lookedUp, FaultWorker.now(),
                                 "holder of " + name + ", session " + holder);
                     }
                     Thread.sleep(10);
@@ -334,7 +333,7 @@ public final class FaultSuite {
                 }
             }
             long victim = sessions.get(random.nextInt(sessions.size()));
-            long at = now();
+            long at = FaultWorker.now();
             try (PreparedStatement kill = connection.prepareStatement("KILL " + victim)) {
                 kill.execute();
             } catch (SQLException e) {
@@ -399,7 +398,7 @@ public final class FaultSuite {
             state.put("named locks held on the server", namedHeld);
             if (engine == LockMode.LEASE) {
                 long lastDeath = deaths.values().stream().mapToLong(Long::longValue).max().orElse(0);
-                long wait = lastDeath + options.ttl().toNanos() / 1000 + 200_000 - now();
+                long wait = lastDeath + options.ttl().toNanos() / 1000 + 200_000 - FaultWorker.now();
                 if (wait > 0) {
                     TimeUnit.MICROSECONDS.sleep(wait);
                 }
@@ -428,11 +427,6 @@ public final class FaultSuite {
             throw new IllegalStateException(slot.worker + " answered " + response.statusCode() + ": " + response.body());
         }
         return new ObjectMapper().readValue(response.body(), Map.class);
-    }
-
-    static long now() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
     }
 
     /** Journals of an earlier run in the same directory would mix with this one's. */

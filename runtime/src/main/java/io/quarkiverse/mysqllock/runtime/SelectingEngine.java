@@ -188,17 +188,21 @@ public final class SelectingEngine implements LockEngine {
         } catch (LockNotAcquiredException e) {
             metrics.acquisition(engine.mode(), e.reason() != LockNotAcquiredException.Reason.BUSY
                     ? LockMetrics.Outcome.ERROR
-                    : waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT, System.nanoTime() - start);
+                    : busy(waitNanos), System.nanoTime() - start);
             throw e;
         }
         long waited = System.nanoTime() - start;
         if (handle == null) {
-            metrics.acquisition(engine.mode(), waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT,
-                    waited);
+            metrics.acquisition(engine.mode(), busy(waitNanos), waited);
             return null;
         }
         metrics.acquisition(engine.mode(), LockMetrics.Outcome.ACQUIRED, waited);
         return new MeteredHandle(handle, metrics, engine.mode());
+    }
+
+    /** Still held elsewhere: after one attempt that is "busy", after a wait a "timeout". */
+    private static LockMetrics.Outcome busy(long waitNanos) {
+        return waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT;
     }
 
     @Override

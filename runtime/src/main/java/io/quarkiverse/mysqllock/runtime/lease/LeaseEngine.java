@@ -624,12 +624,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
         long received = System.nanoTime();
         long roundTripMicros = TimeUnit.NANOSECONDS.toMicros(received - sent);
-        Instant now = Instant.now();
         data.put("database round trip ms", roundTripMicros / 1000);
         data.put("leases held (all instances)", reading[1]);
         data.put("leases held by this instance", local.size());
         data.put("server clock minus this instance's clock ms",
-                (reading[0] - (now.getEpochSecond() * 1_000_000 + now.getNano() / 1000)) / 1000);
+                (reading[0] - micros(Instant.now())) / 1000);
         ClockSample previous = lastClockSample;
         ClockSample sample = new ClockSample(reading[0], sent);
         lastClockSample = sample;
@@ -650,7 +649,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private static long micros(Timestamp timestamp) {
-        Instant instant = instant(timestamp);
+        return micros(instant(timestamp));
+    }
+
+    private static long micros(Instant instant) {
         return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1000;
     }
 

@@ -491,28 +491,17 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         try {
             for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
                 List<NamedLock> chunk = locks.subList(from, Math.min(locks.size(), from + NAMES_PER_CHECK));
-                StringBuilder sql = new StringBuilder("SELECT CONNECTION_ID()");
+                long[] holders = isUsedLocks(session.raw, chunk.stream().map(lock -> lock.serverName).toList());
+                checkSameSession(session, holders[0]);
                 for (int i = 0; i < chunk.size(); i++) {
-                    sql.append(", IS_USED_LOCK(?)");
-                }
-                try (PreparedStatement statement = session.raw.prepareStatement(sql.toString())) {
-                    for (int i = 0; i < chunk.size(); i++) {
-                        statement.setString(i + 1, chunk.get(i).serverName);
-                    }
-                    try (ResultSet rs = statement.executeQuery()) {
-                        rs.next();
-                        checkSameSession(session, rs.getLong(1));
-                        for (int i = 0; i < chunk.size(); i++) {
-                            long holder = rs.getLong(i + 2);
-                            if (rs.wasNull() || holder != session.connectionId) {
-                                NamedLock lock = chunk.get(i);
-                                session.held.remove(lock.serverName);
-                                local.remove(lock.serverName, lock);
-                                lose(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name + "' was lost: the"
-                                        + " server shows it " + (rs.wasNull() ? "free" : "held by connection " + holder)
-                                        + ", not by this instance's session " + session.connectionId, null);
-                            }
-                        }
+                    long holder = holders[i + 1];
+                    if (holder != session.connectionId) {
+                        NamedLock lock = chunk.get(i);
+                        session.held.remove(lock.serverName);
+                        local.remove(lock.serverName, lock);
+                        lose(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name + "' was lost: the server"
+                                + " shows it " + (holder == 0 ? "free" : "held by connection " + holder)
+                                + ", not by this instance's session " + session.connectionId, null);
                     }
                 }
             }
@@ -658,26 +647,38 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         Map<String, Long> held = new HashMap<>();
         for (int from = 0; from < names.size(); from += NAMES_PER_CHECK) {
             List<String> chunk = names.subList(from, Math.min(names.size(), from + NAMES_PER_CHECK));
-            StringBuilder sql = new StringBuilder("SELECT 1");
+            long[] holders = isUsedLocks(raw, chunk);
             for (int i = 0; i < chunk.size(); i++) {
-                sql.append(", IS_USED_LOCK(?)");
-            }
-            try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
-                for (int i = 0; i < chunk.size(); i++) {
-                    statement.setString(i + 1, chunk.get(i));
-                }
-                try (ResultSet rs = statement.executeQuery()) {
-                    rs.next();
-                    for (int i = 0; i < chunk.size(); i++) {
-                        long id = rs.getLong(i + 2);
-                        if (!rs.wasNull()) {
-                            held.put(chunk.get(i), id);
-                        }
-                    }
+                if (holders[i + 1] != 0) {
+                    held.put(chunk.get(i), holders[i + 1]);
                 }
             }
         }
         return held;
+    }
+
+    /**
+     * One statement: the session's {@code CONNECTION_ID()}, then for each name the connection holding it
+     * ({@code IS_USED_LOCK}), 0 when it is free.
+     */
+    private static long[] isUsedLocks(Connection raw, List<String> serverNames) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT CONNECTION_ID()");
+        for (int i = 0; i < serverNames.size(); i++) {
+            sql.append(", IS_USED_LOCK(?)");
+        }
+        try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+            for (int i = 0; i < serverNames.size(); i++) {
+                statement.setString(i + 1, serverNames.get(i));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long[] result = new long[serverNames.size() + 1];
+                for (int i = 0; i < result.length; i++) {
+                    result[i] = rs.getLong(i + 1); // NULL reads as 0; connection ids start at 1
+                }
+                return result;
+            }
+        }
     }
 
     @Override
