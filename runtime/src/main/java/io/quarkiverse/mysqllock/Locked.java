@@ -21,6 +21,10 @@ import jakarta.interceptor.InterceptorBinding;
  * subscription to termination or cancellation). {@code Multi} is refused at build time. Everything is checked when the
  * application is built: a template naming a parameter or property that does not exist, a private or static method,
  * or a bad duration fails the build with a message naming the method.
+ * <p>
+ * On a {@code @Scheduled} method with {@code onBusy = SKIP} and a {@code ScheduledExecution} parameter, each tick (the
+ * trigger's scheduled fire time) runs once across the cluster: the instance that gets the lock claims the tick in the
+ * lock table, and an instance that fires the same tick later skips it.
  */
 @Inherited
 @InterceptorBinding
@@ -48,7 +52,8 @@ public @interface Locked {
 
     /**
      * Keep holding the lock until this long after the method started, even if it returns earlier, without holding the
-     * caller's thread: instances whose clock fires the same cron tick a little later find it taken.
+     * caller's thread. For cron jobs prefer a {@code ScheduledExecution} parameter, which makes each tick run once
+     * whatever the delays; this only narrows the window in which a late instance runs a tick again.
      */
     @Nonbinding
     String atLeastFor() default "0s";

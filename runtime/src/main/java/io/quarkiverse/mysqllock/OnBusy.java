@@ -4,6 +4,9 @@ package io.quarkiverse.mysqllock;
 public enum OnBusy {
     /** Throw {@link LockNotAcquiredException}. */
     FAIL,
-    /** Do not run; return {@code null}, {@code Optional.empty()}, or an empty asynchronous result. */
+    /**
+     * Do not run; return {@code null}, {@code Optional.empty()}, or an empty asynchronous result. A scheduled method
+     * with a {@code ScheduledExecution} parameter also skips a tick that already ran on some instance.
+     */
     SKIP
 }

@@ -1,5 +1,6 @@
 -- The lock table of quarkus-mysql-lock: fencing tokens of both engines, leases of the LEASE engine,
--- transaction-scoped row locks, and run-once completions (LockManager.runOnce). One row per lock name; rows are never deleted, so fences never go back.
+-- transaction-scoped row locks, run-once completions (LockManager.runOnce), and the last tick run of each @Locked
+-- scheduled job (row tick@<lock name>, its fence holding the tick). One row per lock name; rows are never deleted, so fences never go back.
 -- Times are the server's UTC_TIMESTAMP(6). Rename the table with quarkus.mysql-lock.lease.table.
 -- The application user needs SELECT, INSERT, UPDATE on it.
 CREATE TABLE IF NOT EXISTS mysql_lock (

@@ -19,6 +19,7 @@ import org.jboss.jandex.FieldInfo;
 import org.jboss.jandex.IndexView;
 import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.Type;
+import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
@@ -51,12 +52,16 @@ import io.quarkus.runtime.configuration.DurationConverter;
  */
 class LockedProcessor {
 
+    private static final Logger LOG = Logger.getLogger(LockedProcessor.class);
     static final DotName LOCKED = DotName.createSimple(Locked.class);
     private static final DotName UNI = DotName.createSimple("io.smallrye.mutiny.Uni");
     private static final DotName MULTI = DotName.createSimple("io.smallrye.mutiny.Multi");
     private static final DotName COMPLETION_STAGE = DotName.createSimple("java.util.concurrent.CompletionStage");
     private static final DotName COMPLETABLE_FUTURE = DotName.createSimple("java.util.concurrent.CompletableFuture");
     private static final DotName OPTIONAL = DotName.createSimple("java.util.Optional");
+    private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
+    private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
+    private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
     private static final DotName OBJECT = DotName.createSimple(Object.class);
     private static final String RESOLVER_PACKAGE = "io.quarkiverse.mysqllock.generated.";
 
@@ -146,11 +151,34 @@ class LockedProcessor {
                 resolver = recorderContext.newInstance(className);
             }
             recorder.register(entry.getKey(), placeholders.isEmpty() ? fixed.toString() : null, resolver,
-                    wait.toMillis(), onBusy, atLeastFor.toMillis(), atMostFor.toMillis(), kind, description);
+                    wait.toMillis(), onBusy, atLeastFor.toMillis(), atMostFor.toMillis(), kind, description,
+                    tickParameter(method, onBusy, description));
         }
         if (!errors.isEmpty()) {
             throw new DeploymentException("Invalid @Locked usage:\n- " + String.join("\n- ", errors));
         }
+    }
+
+    /**
+     * The {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. A scheduled
+     * {@code SKIP} method without one gets a warning: only {@code atLeastFor} keeps a late instance from running a
+     * tick again.
+     */
+    private static int tickParameter(MethodInfo method, OnBusy onBusy, String description) {
+        if (onBusy != OnBusy.SKIP) {
+            return -1;
+        }
+        for (int i = 0; i < method.parametersCount(); i++) {
+            if (method.parameterType(i).name().equals(SCHEDULED_EXECUTION)) {
+                return i;
+            }
+        }
+        if (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES)) {
+            LOG.warnf("%s is @Scheduled and @Locked(onBusy = SKIP) without a ScheduledExecution parameter: an instance"
+                    + " whose trigger fires late can run a tick again once the lock is free. Add a ScheduledExecution"
+                    + " parameter and each tick runs exactly once across the cluster", description);
+        }
+        return -1;
     }
 
     private record Target(MethodInfo method, AnnotationInstance annotation) {

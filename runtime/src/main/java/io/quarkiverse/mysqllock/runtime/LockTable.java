@@ -162,6 +162,21 @@ public final class LockTable {
         }
     }
 
+    /**
+     * Claims one tick of a scheduled job: moves the row's {@code fence} up to {@code tick}. True if it was lower, so
+     * this call is the first to claim the tick (or a later one); false if this tick, or a later one, was claimed before.
+     */
+    public boolean claimTick(Connection connection, String serverName, long tick) throws SQLException {
+        seed(connection, serverName);
+        try (PreparedStatement statement = connection
+                .prepareStatement("UPDATE " + table + " SET fence = ? WHERE name = ? AND fence < ?")) {
+            statement.setLong(1, tick);
+            statement.setString(2, serverName);
+            statement.setLong(3, tick);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
     /** Makes sure the row of a name exists; true if this call created it. */
     public boolean seed(Connection connection, String serverName) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(seed)) {

@@ -23,6 +23,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** Longer waits are cut to this; it keeps deadline arithmetic far from overflow. */
     static final Duration MAX_WAIT = Duration.ofDays(365);
 
+    /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
+    static final String TICK_ROW_PREFIX = "tick@";
+
     private final LockEngine engine;
     private final LockNames names;
     private final Duration defaultWait;
@@ -135,6 +138,44 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(wait);
         return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos()),
                 worker);
+    }
+
+    /**
+     * For {@code @Locked(onBusy = SKIP)} on a scheduled method: as {@link #acquire(String, Duration, Duration, boolean)}
+     * when busy (null), and then claims the tick in the lock table; null, with nothing held, if this tick (or a later
+     * one) already ran on some instance. Exact whatever the instances' clocks, as the tick is the trigger's scheduled
+     * fire time, not the time it fired.
+     *
+     * @param tick the scheduled fire time of this run, in epoch milliseconds
+     */
+    public LockHandle acquireTick(String name, Duration wait, Duration atMostFor, long tick) {
+        return claimTick(name, acquire(name, wait, atMostFor, false), tick);
+    }
+
+    /** As {@link #acquireTick}, without blocking the caller: a null item when the tick already ran. */
+    public Uni<LockHandle> acquireTickAsync(String name, Duration wait, Duration atMostFor, long tick) {
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        return new AsyncAcquisition(() -> claimTick(name,
+                engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos()), tick), worker);
+    }
+
+    private LockHandle claimTick(String name, LockHandle handle, long tick) {
+        if (handle == null) {
+            return null;
+        }
+        boolean claimed;
+        try {
+            claimed = runOnce.claimTick(name, names.serverName(TICK_ROW_PREFIX + name), tick);
+        } catch (RuntimeException e) {
+            handle.release();
+            throw e;
+        }
+        if (!claimed) {
+            handle.release();
+            return null;
+        }
+        return handle;
     }
 
     @Override

@@ -39,6 +39,18 @@ public final class RunOnce {
         }
     }
 
+    /**
+     * Claims a tick of a scheduled job whose lock {@code name} the caller holds: true exactly once per tick across the
+     * cluster, and false for a tick older than one already claimed.
+     *
+     * @param tickRow the lock table row of the job's ticks
+     * @param tick the tick's scheduled fire time, in epoch milliseconds
+     */
+    public boolean claimTick(String name, String tickRow, long tick) {
+        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
+                () -> table.claimTick(borrowed.raw(), tickRow, tick)));
+    }
+
     private boolean completed(String name, String serverName) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
                 () -> table.completed(borrowed.raw(), serverName)));
@@ -62,7 +74,7 @@ public final class RunOnce {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled());
             }
-            throw new IllegalStateException("Run-once '" + name + "': the lock table could not be read or written: "
+            throw new IllegalStateException("Run-once or tick of '" + name + "': the lock table could not be read or written: "
                     + SqlErrors.describe(e), e);
         }
     }

@@ -62,7 +62,9 @@ public class LockedInterceptor {
                     + " worker thread (@Blocking)");
         }
         long start = System.nanoTime();
-        LockHandle handle = locks.acquire(name, method.wait, method.atMostFor, method.onBusy == OnBusy.FAIL);
+        LockHandle handle = method.tickParameter < 0
+                ? locks.acquire(name, method.wait, method.atMostFor, method.onBusy == OnBusy.FAIL)
+                : locks.acquireTick(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
         if (handle == null) {
             skipped(method, name);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
@@ -77,7 +79,7 @@ public class LockedInterceptor {
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
         return Uni.createFrom().deferred(() -> {
             long start = System.nanoTime();
-            return locks.acquireAsync(name, method.wait, method.atMostFor)
+            return acquireAsync(context, method, name)
                     .onFailure(failure -> skips(method, failure)).recoverWithNull()
                     .onItem().transformToUni(handle -> {
                         if (handle == null) {
@@ -99,7 +101,12 @@ public class LockedInterceptor {
     private Object lockCompletionStage(InvocationContext context, LockedMethod method, String name) {
         CompletableFuture<Object> outcome = new CompletableFuture<>();
         long start = System.nanoTime();
-        locks.acquireAsync(name, method.wait, method.atMostFor).subscribe().with(handle -> {
+        acquireAsync(context, method, name).subscribe().with(handle -> {
+            if (handle == null) {
+                skipped(method, name);
+                outcome.complete(null);
+                return;
+            }
             CompletionStage<?> stage;
             try {
                 stage = (CompletionStage<?>) context.proceed();
@@ -127,13 +134,20 @@ public class LockedInterceptor {
         return outcome;
     }
 
+    /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
+    private Uni<LockHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
+        return method.tickParameter < 0 ? locks.acquireAsync(name, method.wait, method.atMostFor)
+                : locks.acquireTickAsync(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
+    }
+
     private static boolean skips(LockedMethod method, Throwable failure) {
         return method.onBusy == OnBusy.SKIP && failure instanceof LockNotAcquiredException notAcquired
                 && notAcquired.reason() == LockNotAcquiredException.Reason.BUSY;
     }
 
     private void skipped(LockedMethod method, String name) {
-        LOG.debugf("Skipped %s: lock '%s' is held elsewhere", method.description, name);
+        LOG.debugf("Skipped %s: lock '%s' is held elsewhere%s", method.description, name,
+                method.tickParameter < 0 ? "" : ", or this tick already ran");
         skips.fire(new LockSkipped(name, method.key));
     }
 

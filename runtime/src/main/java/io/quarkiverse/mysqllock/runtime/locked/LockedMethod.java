@@ -18,9 +18,15 @@ public final class LockedMethod {
     final String description;
     /** {@code <class>#<method>} */
     final String key;
+    /**
+     * The index of the {@code ScheduledExecution} parameter of a scheduled method with {@code onBusy = SKIP}, whose
+     * ticks are claimed so that each runs once across the cluster; -1 for none.
+     */
+    final int tickParameter;
 
     public LockedMethod(String fixedName, LockNameResolver resolver, Duration wait, OnBusy onBusy, Duration atLeastFor,
-            Duration atMostFor, ReturnKind kind, String description, String key) {
+            Duration atMostFor, ReturnKind kind, String description, String key, int tickParameter) {
+        this.tickParameter = tickParameter;
         this.atMostFor = atMostFor;
         this.key = key;
         this.fixedName = fixedName;
@@ -30,6 +36,11 @@ public final class LockedMethod {
         this.atLeastFor = atLeastFor;
         this.kind = kind;
         this.description = description;
+    }
+
+    /** The scheduled fire time of this run in epoch milliseconds; only when {@code tickParameter >= 0}. */
+    long tick(Object[] arguments) {
+        return ScheduledTicks.tick(arguments[tickParameter]);
     }
 
     String lockName(Object[] arguments) {

@@ -16,10 +16,10 @@ public class LockedRecorder {
 
     /** @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed */
     public void register(String key, String fixedName, RuntimeValue<LockNameResolver> resolver, long waitMillis,
-            OnBusy onBusy, long atLeastForMillis, long atMostForMillis, ReturnKind kind, String description) {
+            OnBusy onBusy, long atLeastForMillis, long atMostForMillis, ReturnKind kind, String description, int tickParameter) {
         LockedMethods.register(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
                 Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis),
                 Duration.ofMillis(atMostForMillis), kind, description,
-                key.substring(0, key.indexOf('('))));
+                key.substring(0, key.indexOf('(')), tickParameter));
     }
 }
