@@ -8,11 +8,18 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.spi.Bean;
+import jakarta.inject.Singleton;
+
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkus.arc.Arc;
+import io.quarkus.arc.ArcContainer;
+import io.quarkus.arc.InjectableContext;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -232,6 +239,27 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         checkBlockingAllowed("forceRelease");
         return engine.forceRelease(name, serverName);
+    }
+
+    /** The datasource this manager takes its locks in. */
+    public String dataSourceName() {
+        return runOnce.dataSourceName();
+    }
+
+    /**
+     * The lock managers in use: the lock datasource's, and those of other datasources once injected somewhere. A
+     * datasource nobody takes locks from is left alone (creating its manager to look at it would make its outage ours).
+     */
+    public static List<MySqlLockManager> created() {
+        ArcContainer arc = Arc.container();
+        InjectableContext singletons = arc.getActiveContext(Singleton.class);
+        List<MySqlLockManager> managers = new ArrayList<>();
+        for (Bean<?> bean : arc.beanManager().getBeans(MySqlLockManager.class, Any.Literal.INSTANCE)) {
+            if (singletons.get(bean) instanceof MySqlLockManager manager) {
+                managers.add(manager);
+            }
+        }
+        return managers;
     }
 
     /** Checks the engine for readiness; never throws. */

@@ -17,6 +17,11 @@ public final class RunOnce {
         this.table = table;
     }
 
+    /** The datasource whose lock table this uses. */
+    public String dataSourceName() {
+        return connections.dataSourceName();
+    }
+
     public boolean run(String name, String serverName, Runnable action, Supplier<LockHandle> lock) {
         if (completed(name, serverName)) {
             return false;

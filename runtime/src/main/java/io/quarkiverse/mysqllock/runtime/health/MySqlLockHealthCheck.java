@@ -1,12 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.health;
 
-import java.util.ArrayList;
 import java.util.List;
 
 import jakarta.enterprise.context.ApplicationScoped;
-import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.spi.Bean;
-import jakarta.inject.Singleton;
 
 import org.eclipse.microprofile.health.HealthCheck;
 import org.eclipse.microprofile.health.HealthCheckResponse;
@@ -15,9 +11,6 @@ import org.eclipse.microprofile.health.Readiness;
 
 import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
-import io.quarkus.arc.Arc;
-import io.quarkus.arc.ArcContainer;
-import io.quarkus.arc.InjectableContext;
 
 /**
  * Readiness of the distributed locks (registered when {@code quarkus-smallrye-health} is present and
@@ -34,7 +27,7 @@ public class MySqlLockHealthCheck implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named(NAME).up();
-        List<MySqlLockManager> managers = createdManagers();
+        List<MySqlLockManager> managers = MySqlLockManager.created();
         boolean several = managers.size() > 1;
         for (MySqlLockManager manager : managers) {
             EngineHealth health = manager.health();
@@ -51,22 +44,5 @@ public class MySqlLockHealthCheck implements HealthCheck {
             }
         }
         return builder.build();
-    }
-
-    /**
-     * The lock managers in use: the lock datasource's, and those of other datasources once injected somewhere. A
-     * datasource nobody takes locks from is not checked (creating its manager here would make its outage ours).
-     */
-    private static List<MySqlLockManager> createdManagers() {
-        ArcContainer arc = Arc.container();
-        InjectableContext singletons = arc.getActiveContext(Singleton.class);
-        List<MySqlLockManager> managers = new ArrayList<>();
-        for (Bean<?> bean : arc.beanManager().getBeans(MySqlLockManager.class, Any.Literal.INSTANCE)) {
-            Object manager = singletons.get(bean);
-            if (manager instanceof MySqlLockManager lockManager) {
-                managers.add(lockManager);
-            }
-        }
-        return managers;
     }
 }
