@@ -31,7 +31,8 @@ public interface MySqlLockRuntimeConfig {
 
     /**
      * A prefix added to every lock name on the server, so that applications sharing one database server do not see
-     * each other's locks. Letters, digits, {@code _ - . :} only, at most 32 characters.
+     * each other's locks. Letters, digits, {@code _ - . :} only, at most 32 characters. Unset: no prefix, lock names
+     * go to the server as the application gives them.
      */
     Optional<String> namespace();
 

@@ -1,0 +1,118 @@
+package io.quarkiverse.mysqllock.docs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+
+/** The guide's configuration reference is complete, and its cross-references resolve. */
+class DocsTest {
+
+    static final Path ROOT = Path.of("modules/ROOT");
+    static final Path PAGES = ROOT.resolve("pages");
+    static final Pattern PROPERTY = Pattern.compile("\\[\\.property-path\\]##link:#[^\\[]+\\[`([^`]+)`\\]##");
+    static final Pattern XREF = Pattern.compile("xref:([a-z-]+\\.adoc)(#[A-Za-z0-9_-]+)?\\[");
+    static final Pattern HEADING = Pattern.compile("(?m)^=+ (.+)$");
+    static final Pattern ANCHOR = Pattern.compile("\\[\\[([A-Za-z0-9_-]+)\\]\\]");
+
+    /** Every property has a default, or its description says what leaving it unset does. */
+    @Test
+    void everyPropertyHasItsDefaultOrSaysWhatUnsetMeans() throws IOException {
+        String reference = Files.readString(PAGES.resolve("includes/quarkus-mysql-lock.adoc"));
+        List<String> properties = new ArrayList<>();
+        List<String> undocumented = new ArrayList<>();
+        Matcher name = PROPERTY.matcher(reference);
+        List<int[]> starts = new ArrayList<>();
+        while (name.find()) {
+            properties.add(name.group(1));
+            starts.add(new int[] { name.start() });
+        }
+        for (int i = 0; i < properties.size(); i++) {
+            // A row: the property, its description, its type cell, then its default cell, the last line
+            // starting with "|" before the next property ("|" alone when there is no default).
+            String row = reference.substring(starts.get(i)[0],
+                    i + 1 < starts.size() ? starts.get(i + 1)[0] : reference.length());
+            String defaultCell = row.lines().filter(line -> line.startsWith("|") && !line.startsWith("|==="))
+                    .reduce((first, second) -> second).orElse("|");
+            if (defaultCell.strip().equals("|") && !row.contains("Unset")) {
+                undocumented.add(properties.get(i));
+            }
+        }
+        assertThat(properties).as("properties in the reference").contains("quarkus.mysql-lock.mode",
+                "quarkus.mysql-lock.lease.ttl", "quarkus.mysql-lock.named.keepalive-interval",
+                "quarkus.mysql-lock.health.enabled", "quarkus.mysql-lock.metrics.enabled");
+        assertThat(undocumented).as("properties with neither a default nor what unset means").isEmpty();
+    }
+
+    /** The reference lists exactly the properties of the extension's config model, so it is not stale. */
+    @Test
+    void theReferenceMatchesTheConfigModel() throws IOException {
+        Set<String> model = new HashSet<>();
+        Matcher path = Pattern.compile("(?m)^\\s+property: \"(quarkus\\.mysql-lock\\.[^\"]+)\"$")
+                .matcher(Files.readString(Path.of("../runtime/target/quarkus-config-doc/quarkus-config-model.yaml")));
+        while (path.find()) {
+            model.add(path.group(1));
+        }
+        Set<String> documented = new HashSet<>();
+        Matcher name = PROPERTY.matcher(Files.readString(PAGES.resolve("includes/quarkus-mysql-lock.adoc")));
+        while (name.find()) {
+            documented.add(name.group(1));
+        }
+        // Sections (quarkus.mysql-lock.lease, ...) have paths too: keep the leaves.
+        model.removeIf(candidate -> model.stream().anyMatch(other -> other.startsWith(candidate + ".")));
+        assertThat(model).as("properties in the config model").isNotEmpty();
+        assertThat(documented).isEqualTo(model);
+    }
+
+    /** Every xref of the navigation and the pages names an existing page, and an existing section of it. */
+    @Test
+    void crossReferencesResolve() throws IOException {
+        List<Path> files = new ArrayList<>(List.of(ROOT.resolve("nav.adoc")));
+        try (Stream<Path> pages = Files.list(PAGES)) {
+            pages.filter(page -> page.toString().endsWith(".adoc")).forEach(files::add);
+        }
+        List<String> broken = new ArrayList<>();
+        int checked = 0;
+        for (Path file : files) {
+            Matcher xref = XREF.matcher(Files.readString(file));
+            while (xref.find()) {
+                checked++;
+                Path target = PAGES.resolve(xref.group(1));
+                if (!Files.exists(target)) {
+                    broken.add(file.getFileName() + " -> " + xref.group());
+                } else if (xref.group(2) != null && !ids(Files.readString(target)).contains(xref.group(2).substring(1))) {
+                    broken.add(file.getFileName() + " -> " + xref.group() + " (no such section)");
+                }
+            }
+        }
+        assertThat(checked).as("cross-references checked").isGreaterThan(10);
+        assertThat(broken).isEmpty();
+    }
+
+    /** The ids Asciidoctor gives a page's sections (its default idprefix "_" and idseparator "_"), and explicit ones. */
+    static Set<String> ids(String page) {
+        Set<String> ids = new HashSet<>();
+        Matcher heading = HEADING.matcher(page);
+        while (heading.find()) {
+            String title = heading.group(1).toLowerCase(Locale.ROOT).replaceAll("<[^>]+>|&[a-z0-9#]+;", "")
+                    .replaceAll("[^ \\p{L}\\p{N}_.-]", "");
+            ids.add("_" + title.replaceAll("[ .-]+", "_").replaceAll("_+$", ""));
+        }
+        Matcher anchor = ANCHOR.matcher(page);
+        while (anchor.find()) {
+            ids.add(anchor.group(1));
+        }
+        return ids;
+    }
+}
