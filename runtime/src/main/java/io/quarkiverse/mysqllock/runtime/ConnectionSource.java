@@ -104,8 +104,7 @@ public final class ConnectionSource implements AutoCloseable {
 
     private LockNotAcquiredException poolExhausted(String lockName, Duration waited, Throwable cause) {
         int maxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
-        String property = DataSourceNames.isDefault(dataSourceName) ? "quarkus.datasource.jdbc.max-size"
-                : "quarkus.datasource.\"" + dataSourceName + "\".jdbc.max-size";
+        String property = DataSourceNames.property(dataSourceName, "jdbc.max-size");
         return new LockNotAcquiredException(lockName, waited, Reason.POOL_EXHAUSTED, null,
                 "No connection of datasource '" + dataSourceName + "' could be had within " + waited.toMillis()
                         + " ms to acquire lock '" + lockName + "'. Either the pool is exhausted (max-size " + maxSize

@@ -12,4 +12,9 @@ public final class DataSourceNames {
     public static boolean isDefault(String name) {
         return name == null || DEFAULT.equals(name);
     }
+
+    /** The full name of one of a datasource's properties, such as {@code jdbc.max-size}. */
+    public static String property(String name, String suffix) {
+        return isDefault(name) ? "quarkus.datasource." + suffix : "quarkus.datasource.\"" + name + "\"." + suffix;
+    }
 }

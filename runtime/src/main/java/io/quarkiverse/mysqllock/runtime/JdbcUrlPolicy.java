@@ -24,9 +24,10 @@ public final class JdbcUrlPolicy {
     }
 
     /**
+     * @param dataSourceName names the property to change in the explanation
      * @return why named locks cannot be held safely on connections of this URL, or empty if they can
      */
-    public static Optional<String> namedLockProblem(String jdbcUrl, Properties properties) {
+    public static Optional<String> namedLockProblem(String jdbcUrl, Properties properties, String dataSourceName) {
         if (jdbcUrl == null) {
             return Optional.empty();
         }
@@ -56,7 +57,8 @@ public final class JdbcUrlPolicy {
                 if (value != null && (value.equalsIgnoreCase("true") || value.equalsIgnoreCase("yes") || value.equals("1"))) {
                     return Optional.of("its JDBC properties set " + key + "=" + value + ". After a reconnect the"
                             + " connection silently works on a new server session that holds none of its named locks."
-                            + " Remove " + key + " from quarkus.datasource.jdbc.additional-jdbc-properties");
+                            + " Remove " + key + " from "
+                            + DataSourceNames.property(dataSourceName, "jdbc.additional-jdbc-properties"));
                 }
             }
         }

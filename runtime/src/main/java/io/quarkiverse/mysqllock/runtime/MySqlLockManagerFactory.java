@@ -61,7 +61,8 @@ public final class MySqlLockManagerFactory {
 
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
                 .connectionFactoryConfiguration();
-        Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties());
+        Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties(),
+                dataSourceName);
         if (config.mode() == Mode.NAMED && urlProblem.isPresent()) {
             throw new ConfigurationException("quarkus-mysql-lock cannot hold named locks on datasource '"
                     + dataSourceName + "': " + urlProblem.get() + ". Point quarkus.mysql-lock.datasource at a datasource"
