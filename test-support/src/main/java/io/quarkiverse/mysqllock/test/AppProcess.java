@@ -60,11 +60,17 @@ public final class AppProcess implements AutoCloseable {
     /** As {@link #start(String, Path, Map, PrintStream)}, echoing only the lines that match. */
     public static AppProcess start(String name, Path jar, Map<String, String> properties, PrintStream echo,
             Predicate<String> echoed) {
+        // Test applications start fast and stay small: C1 only, a small heap.
+        return start(name, jar, List.of("-Xmx256m", "-XX:TieredStopAtLevel=1"), properties, echo, echoed);
+    }
+
+    /** As {@link #start(String, Path, Map, PrintStream, Predicate)}, with these JVM options (ignored when native). */
+    public static AppProcess start(String name, Path jar, List<String> jvmOptions, Map<String, String> properties,
+            PrintStream echo, Predicate<String> echoed) {
         List<String> command = new ArrayList<>();
         if (jar.toString().endsWith(".jar")) {
             command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-            command.add("-Xmx256m");
-            command.add("-XX:TieredStopAtLevel=1");
+            command.addAll(jvmOptions);
             properties.forEach((key, value) -> command.add("-D" + key + "=" + value));
             command.add("-jar");
             command.add(jar.toString());

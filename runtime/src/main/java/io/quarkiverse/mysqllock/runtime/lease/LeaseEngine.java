@@ -93,10 +93,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         this.maxBackoffNanos = Math.min(MAX_BACKOFF_NANOS, ttlNanos / 4);
         this.lossMarginNanos = Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
         String t = table.name();
-        this.take = "UPDATE " + t + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
-                + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
-                + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
-        this.giveUp = "UPDATE " + t + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
+        this.take = takeStatement(t);
+        this.giveUp = giveUpStatement(t);
         this.current = "SELECT owner, acquired_at, fence FROM " + t + " WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)";
         // Two threads: a renewal stuck on a stalled network must not keep the expiry check from telling holders.
         this.watchdog = Executors.newScheduledThreadPool(2, ConnectionSource.daemonThreads("mysql-lock-renew-"));
@@ -217,6 +215,21 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     /** One attempt: the new fence if the lease was free or expired, else 0. */
+    /**
+     * The acquiring statement (parameters: owner token, lease in microseconds, name): takes a free or expired lease and
+     * returns the new fence through {@code LAST_INSERT_ID}. Public for the benchmarks' floor, which issues it raw.
+     */
+    public static String takeStatement(String table) {
+        return "UPDATE " + table + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
+                + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
+                + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
+    }
+
+    /** The releasing statement (parameters: name, owner token): only the owner's lease ends. */
+    public static String giveUpStatement(String table) {
+        return "UPDATE " + table + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
+    }
+
     private long take(Connection raw, String serverName, String ownerToken, long leaseNanos) throws SQLException {
         try (PreparedStatement statement = raw.prepareStatement(take, Statement.RETURN_GENERATED_KEYS)) {
             statement.setString(1, ownerToken);

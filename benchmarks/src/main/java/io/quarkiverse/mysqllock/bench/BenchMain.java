@@ -1,0 +1,275 @@
+package io.quarkiverse.mysqllock.bench;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
+import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
+import io.quarkus.runtime.QuarkusApplication;
+import io.quarkus.runtime.annotations.QuarkusMain;
+
+/**
+ * One benchmark process, started by {@link Benchmarks}: {@code bench.role} is {@code uncontended} (scenarios 1 and 4),
+ * {@code hold-many} (scenario 3) or {@code contend} (one of the two processes of scenario 2). Results go to
+ * {@code bench.out} as JSON.
+ */
+@QuarkusMain
+public class BenchMain implements QuarkusApplication {
+
+    static final Duration LEASE_TTL = Duration.ofSeconds(3);
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    @Inject
+    LockManager locks;
+
+    @Inject
+    LockedTarget lockedTarget;
+
+    @Inject
+    MySqlLockRuntimeConfig config;
+
+    @ConfigProperty(name = "bench.role")
+    String role;
+
+    @ConfigProperty(name = "bench.out")
+    Path out;
+
+    @ConfigProperty(name = "bench.seconds", defaultValue = "3")
+    double seconds;
+
+    @ConfigProperty(name = "bench.rounds", defaultValue = "3")
+    int rounds;
+
+    @ConfigProperty(name = "bench.engine", defaultValue = "named")
+    String engine;
+
+    @ConfigProperty(name = "bench.redis")
+    java.util.Optional<String> redis;
+
+    @ConfigProperty(name = "bench.hold.threads", defaultValue = "100")
+    int holdThreads;
+
+    @ConfigProperty(name = "bench.hold.per-thread", defaultValue = "100")
+    int holdPerThread;
+
+    @Override
+    public int run(String... args) throws Exception {
+        Map<String, Object> result = switch (role) {
+            case "uncontended" -> uncontended();
+            case "hold-many" -> holdMany();
+            case "contend" -> contend();
+            default -> throw new IllegalArgumentException("bench.role=" + role + ": uncontended, hold-many or contend");
+        };
+        new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), result);
+        return 0;
+    }
+
+    /** The LEASE engine on the same datasource, a second manager built as the bean is. */
+    private MySqlLockManager leaseManager() {
+        return MySqlLockManagerFactory.create(dataSource, "<default>",
+                new WithMode(config, MySqlLockRuntimeConfig.Mode.LEASE, LEASE_TTL));
+    }
+
+    private Map<String, Object> uncontended() throws Exception {
+        Runner runner = new Runner(1, seconds, rounds);
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (MySqlLockManager lease = leaseManager()) {
+            // The engine creates the lock table on first use; the floor needs it too.
+            lease.acquire("bench:setup", Duration.ZERO).release();
+            List<Subject> subjects = new ArrayList<>(List.of(
+                    Floors.named(dataSource),
+                    Engines.acquireRelease("NAMED engine", locks),
+                    Floors.lease(dataSource, config.lease().table(), LEASE_TTL.toNanos() / 1000),
+                    Engines.acquireRelease("LEASE engine", lease),
+                    Peers.shedLock(dataSource),
+                    Peers.spring(dataSource)));
+            if (redis.isPresent()) {
+                subjects.add(Peers.redisson(redis.get()));
+            }
+            try {
+                Map<String, Object> scenario1 = new LinkedHashMap<>();
+                for (int threads : new int[] { 1, 16 }) {
+                    scenario1.put(String.valueOf(threads), runner.run(subjects, threads, "s1t" + threads));
+                }
+                result.put("uncontended", scenario1);
+                List<Subject> annotation = List.of(Floors.named(dataSource),
+                        Engines.withLock("withLock (NAMED)", locks),
+                        Engines.locked("@Locked (NAMED)", lockedTarget),
+                        Engines.withLock("withLock (LEASE)", lease));
+                result.put("locked", runner.run(annotation, 1, "s4"));
+            } finally {
+                for (Subject subject : subjects) {
+                    subject.close();
+                }
+            }
+        }
+        return result;
+    }
+
+    /** Scenario 3: {@code holdThreads} threads hold {@code holdPerThread} distinct locks each, all at once. */
+    private Map<String, Object> holdMany() throws Exception {
+        MySqlLockManager manager = engine.equals("lease") ? leaseManager() : (MySqlLockManager) locks;
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("engine", manager.mode().name());
+        result.put("locks", holdThreads * holdPerThread);
+        result.put("threads", holdThreads);
+        long sessionsBefore = sessions();
+        long heapBefore = usedHeap();
+        CountDownLatch held = new CountDownLatch(holdThreads);
+        CountDownLatch release = new CountDownLatch(1);
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        List<Thread> holders = new ArrayList<>();
+        long start = System.nanoTime();
+        for (int t = 0; t < holdThreads; t++) {
+            int thread = t;
+            Thread holder = new Thread(() -> {
+                List<LockHandle> handles = new ArrayList<>();
+                try {
+                    for (int i = 0; i < holdPerThread; i++) {
+                        handles.add(manager.acquire("bench:many:" + thread + ":" + i, Duration.ofSeconds(30)));
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+                held.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                handles.forEach(LockHandle::release);
+            }, "holder-" + t);
+            holders.add(holder);
+            holder.start();
+        }
+        held.await();
+        result.put("acquireAllSeconds", (System.nanoTime() - start) / 1e9);
+        if (failure.get() != null) {
+            result.put("failure", String.valueOf(failure.get()));
+        }
+        result.put("held", manager.held().size());
+        result.put("serverSessionsUsed", sessions() - sessionsBefore);
+        if (manager.engine() instanceof NamedLockEngine named) {
+            result.put("pinnedConnections", named.pinnedConnections());
+        }
+        result.put("heapBytesPerLock", (usedHeap() - heapBefore) / Math.max(1, manager.held().size()));
+        // Statements while holding: renewals (LEASE) or keepalives (NAMED), over three renewal periods.
+        Duration window = LEASE_TTL;
+        long questionsBefore = questions();
+        TimeUnit.NANOSECONDS.sleep(window.toNanos());
+        long statements = questions() - questionsBefore - 1;
+        double periods = window.toNanos() / (double) LEASE_TTL.dividedBy(3).toNanos();
+        result.put("statementsWhileHolding", statements);
+        result.put("statementsPerSecond", statements / (window.toNanos() / 1e9));
+        result.put("statementsPerRenewalPeriod", engine.equals("lease") ? statements / periods : null);
+        release.countDown();
+        for (Thread holder : holders) {
+            holder.join();
+        }
+        result.put("heldAfterRelease", manager.held().size());
+        if (manager != locks) {
+            manager.close();
+        }
+        return result;
+    }
+
+    /** Scenario 2: 16 threads take one name in turn, each cycle's times journaled for the hand-off latencies. */
+    private Map<String, Object> contend() throws Exception {
+        MySqlLockManager manager = engine.equals("lease") ? leaseManager() : (MySqlLockManager) locks;
+        int threads = 16;
+        List<long[]> cycles = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        long questionsBefore = questions();
+        long end = System.nanoTime() + (long) (seconds * rounds * 1e9);
+        List<Thread> workers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread worker = new Thread(() -> {
+                try {
+                    while (System.nanoTime() < end) {
+                        LockHandle handle = manager.acquire("bench:contended", Duration.ofSeconds(30));
+                        long acquired = micros();
+                        long released = micros();
+                        handle.release();
+                        cycles.add(new long[] { acquired, released });
+                    }
+                } catch (Throwable e) {
+                    failure.compareAndSet(null, e);
+                }
+            });
+            workers.add(worker);
+            worker.start();
+        }
+        for (Thread worker : workers) {
+            worker.join();
+        }
+        long statements = questions() - questionsBefore;
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("engine", manager.mode().name());
+        result.put("acquisitions", cycles.size());
+        result.put("statements", statements);
+        result.put("cycles", cycles);
+        if (failure.get() != null) {
+            result.put("failure", String.valueOf(failure.get()));
+        }
+        if (manager != locks) {
+            manager.close();
+        }
+        return result;
+    }
+
+    static long micros() {
+        Instant now = Instant.now();
+        return ChronoUnit.MICROS.between(Instant.EPOCH, now);
+    }
+
+    private long sessions() throws SQLException {
+        return scalar("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND <> 'Daemon'");
+    }
+
+    private long questions() throws SQLException {
+        return scalar("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'");
+    }
+
+    private long scalar(String sql) throws SQLException {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(sql)) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    private static long usedHeap() {
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        Runtime runtime = Runtime.getRuntime();
+        return runtime.totalMemory() - runtime.freeMemory();
+    }
+}

