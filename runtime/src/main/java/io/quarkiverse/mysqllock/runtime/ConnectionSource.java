@@ -61,6 +61,7 @@ public final class ConnectionSource implements AutoCloseable {
     /** A pooled connection, given {@code max(remaining, connection-wait)} to arrive. */
     public Connection borrow(String lockName, long remainingNanos) {
         long budget = Math.max(remainingNanos, connectionWait.toNanos());
+        long start = System.nanoTime();
         CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(this::getConnection, borrower);
         try {
             return borrowed.get(budget, TimeUnit.NANOSECONDS);
@@ -85,7 +86,8 @@ public final class ConnectionSource implements AutoCloseable {
             Throwable cause = e.getCause() instanceof WrappedSqlException w ? w.getCause() : e.getCause();
             String message = String.valueOf(cause.getMessage()).toLowerCase(Locale.ROOT);
             if (message.contains("acquisition timeout")) {
-                throw poolExhausted(lockName, Duration.ofNanos(budget), cause);
+                // The pool gave up first (its acquisition-timeout): say how long it was, not our budget.
+                throw poolExhausted(lockName, Duration.ofNanos(System.nanoTime() - start), cause);
             }
             throw new LockNotAcquiredException(lockName, Duration.ofNanos(budget), Reason.DATABASE_ERROR, null,
                     "Could not get a connection of datasource '" + dataSourceName + "' for lock '" + lockName + "': "
