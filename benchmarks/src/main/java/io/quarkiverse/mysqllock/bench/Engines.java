@@ -12,37 +12,19 @@ final class Engines {
     }
 
     static Subject acquireRelease(String name, LockManager locks) {
-        return subject(name, lockName -> () -> {
+        return Subject.of(name, lockName -> () -> {
             LockHandle handle = locks.acquire(lockName, Duration.ZERO);
             handle.release();
         });
     }
 
     static Subject withLock(String name, LockManager locks) {
-        return subject(name, lockName -> () -> locks.withLock(lockName, Duration.ZERO, () -> {
+        return Subject.of(name, lockName -> () -> locks.withLock(lockName, Duration.ZERO, () -> {
         }));
     }
 
     /** {@code @Locked("{0}")} on an empty method: the interceptor's own cost on top of {@code withLock}. */
     static Subject locked(String name, LockedTarget target) {
-        return subject(name, lockName -> () -> target.empty(lockName));
-    }
-
-    private static Subject subject(String name, WorkerFactory workers) {
-        return new Subject() {
-            @Override
-            public String name() {
-                return name;
-            }
-
-            @Override
-            public Worker worker(String lockName) {
-                return workers.worker(lockName);
-            }
-        };
-    }
-
-    private interface WorkerFactory {
-        Subject.Worker worker(String lockName);
+        return Subject.of(name, lockName -> () -> target.empty(lockName));
     }
 }

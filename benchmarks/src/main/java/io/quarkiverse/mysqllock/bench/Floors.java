@@ -18,20 +18,13 @@ final class Floors {
 
     /** {@code SELECT GET_LOCK(?, 0)} + {@code SELECT RELEASE_LOCK(?)}. */
     static Subject named(DataSource dataSource) {
-        return new Subject() {
-            @Override
-            public String name() {
-                return "floor NAMED (raw GET_LOCK + RELEASE_LOCK)";
-            }
-
-            @Override
-            public Worker worker(String lockName) throws SQLException {
+        return Subject.of("floor NAMED (raw GET_LOCK + RELEASE_LOCK)", lockName -> {
                 Connection connection = dataSource.getConnection();
                 PreparedStatement get = connection.prepareStatement("SELECT GET_LOCK(?, 0)");
                 PreparedStatement release = connection.prepareStatement("SELECT RELEASE_LOCK(?)");
                 get.setString(1, lockName);
                 release.setString(1, lockName);
-                return new Worker() {
+                return new Subject.Worker() {
                     @Override
                     public void cycle() throws SQLException {
                         expectOne(get, lockName);
@@ -43,20 +36,12 @@ final class Floors {
                         connection.close();
                     }
                 };
-            }
-        };
+        });
     }
 
     /** The LEASE engine's own take and give-up statements ({@link LeaseEngine#takeStatement}). */
     static Subject lease(DataSource dataSource, String table, long leaseMicros) {
-        return new Subject() {
-            @Override
-            public String name() {
-                return "floor LEASE (raw take + give-up UPDATEs)";
-            }
-
-            @Override
-            public Worker worker(String lockName) throws SQLException {
+        return Subject.of("floor LEASE (raw take + give-up UPDATEs)", lockName -> {
                 Connection connection = dataSource.getConnection();
                 try (PreparedStatement seed = connection
                         .prepareStatement("INSERT IGNORE INTO " + table + " (name, fence) VALUES (?, 0)")) {
@@ -71,7 +56,7 @@ final class Floors {
                 PreparedStatement giveUp = connection.prepareStatement(LeaseEngine.giveUpStatement(table));
                 giveUp.setString(1, lockName);
                 giveUp.setString(2, owner);
-                return new Worker() {
+                return new Subject.Worker() {
                     @Override
                     public void cycle() throws SQLException {
                         if (take.executeUpdate() != 1 || giveUp.executeUpdate() != 1) {
@@ -84,8 +69,7 @@ final class Floors {
                         connection.close();
                     }
                 };
-            }
-        };
+        });
     }
 
     private static void expectOne(PreparedStatement statement, String lockName) throws SQLException {

@@ -36,21 +36,11 @@ final class Peers {
                 + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL,"
                 + " PRIMARY KEY (name))");
         JdbcLockProvider provider = new JdbcLockProvider(dataSource);
-        return new Subject() {
-            @Override
-            public String name() {
-                return "ShedLock JDBC " + version(JdbcLockProvider.class);
-            }
-
-            @Override
-            public Worker worker(String lockName) {
-                return () -> {
-                    Optional<SimpleLock> lock = provider
-                            .lock(new LockConfiguration(Instant.now(), lockName, Duration.ofSeconds(30), Duration.ZERO));
-                    lock.orElseThrow(() -> new IllegalStateException("ShedLock refused " + lockName)).unlock();
-                };
-            }
-        };
+        return Subject.of("ShedLock JDBC " + version(JdbcLockProvider.class, "net.javacrumbs.shedlock", "shedlock-provider-jdbc"), lockName -> () -> {
+            Optional<SimpleLock> lock = provider
+                    .lock(new LockConfiguration(Instant.now(), lockName, Duration.ofSeconds(30), Duration.ZERO));
+            lock.orElseThrow(() -> new IllegalStateException("ShedLock refused " + lockName)).unlock();
+        });
     }
 
     /** Spring Integration's {@code JdbcLockRegistry} over {@code DefaultLockRepository} and its MySQL schema. */
@@ -70,23 +60,13 @@ final class Peers {
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository);
-        return new Subject() {
-            @Override
-            public String name() {
-                return "Spring Integration JdbcLockRegistry " + version(JdbcLockRegistry.class);
+        return Subject.of("Spring Integration JdbcLockRegistry " + version(JdbcLockRegistry.class, "org.springframework.integration", "spring-integration-jdbc"), lockName -> () -> {
+            Lock lock = registry.obtain(lockName);
+            if (!lock.tryLock()) {
+                throw new IllegalStateException("JdbcLockRegistry refused " + lockName);
             }
-
-            @Override
-            public Worker worker(String lockName) {
-                return () -> {
-                    Lock lock = registry.obtain(lockName);
-                    if (!lock.tryLock()) {
-                        throw new IllegalStateException("JdbcLockRegistry refused " + lockName);
-                    }
-                    lock.unlock();
-                };
-            }
-        };
+            lock.unlock();
+        });
     }
 
     /** Redisson's {@code RLock} (watchdog-renewed) on a local Redis. */
@@ -97,7 +77,7 @@ final class Peers {
         return new Subject() {
             @Override
             public String name() {
-                return "Redisson RLock " + version(Redisson.class) + " (local Redis)";
+                return "Redisson RLock " + version(Redisson.class, "org.redisson", "redisson") + " (local Redis)";
             }
 
             @Override
@@ -124,8 +104,20 @@ final class Peers {
         }
     }
 
-    static String version(Class<?> type) {
+    /** The library's version: its jar manifest's, else its Maven pom.properties'. */
+    static String version(Class<?> type, String groupId, String artifactId) {
         String version = type.getPackage().getImplementationVersion();
-        return version == null ? "" : version;
+        if (version != null) {
+            return version;
+        }
+        try (InputStream in = type.getResourceAsStream("/META-INF/maven/" + groupId + "/" + artifactId + "/pom.properties")) {
+            java.util.Properties properties = new java.util.Properties();
+            if (in != null) {
+                properties.load(in);
+            }
+            return properties.getProperty("version", "");
+        } catch (java.io.IOException e) {
+            return "";
+        }
     }
 }
