@@ -115,7 +115,13 @@ public final class Benchmarks {
         Map<String, String> all = new LinkedHashMap<>(properties);
         all.put("bench.out", work.resolve(name + ".json").toString());
         System.out.println("benchmark: " + name);
-        return AppProcess.start(name, app, JVM, all, System.out, line -> line.contains("ERROR") || line.contains("WARN"));
+        // -Dbench.jvm-options="-XX:StartFlightRecording=..." profiles the benchmark processes.
+        List<String> jvm = new ArrayList<>(JVM);
+        String extra = System.getProperty("bench.jvm-options", "").strip();
+        if (!extra.isEmpty()) {
+            jvm.addAll(List.of(extra.split("\\s+")));
+        }
+        return AppProcess.start(name, app, jvm, all, System.out, line -> line.contains("ERROR") || line.contains("WARN"));
     }
 
     private static JsonNode finish(AppProcess process, Path work, String name) throws IOException {

@@ -34,6 +34,7 @@ public final class ConnectionSource implements AutoCloseable {
 
     private final AgroalDataSource dataSource;
     private final String dataSourceName;
+    private final Statements statements = new Statements();
     private final Duration connectionWait;
     private final ExecutorService borrower;
 
@@ -56,6 +57,11 @@ public final class ConnectionSource implements AutoCloseable {
 
     public String dataSourceName() {
         return dataSourceName;
+    }
+
+    /** The engines' hot statements, prepared once per physical connection. */
+    public Statements statements() {
+        return statements;
     }
 
     /** A pooled connection, given {@code max(remaining, connection-wait)} to arrive. */
@@ -174,6 +180,7 @@ public final class ConnectionSource implements AutoCloseable {
     public void discard(Connection pooled) {
         try {
             Connection raw = raw(pooled);
+            statements.forget(raw);
             raw.abort(Runnable::run);
         } catch (SQLException | RuntimeException e) {
             LOG.debugf(e, "Aborting a lock connection of datasource '%s' failed", dataSourceName);

@@ -231,12 +231,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private long take(Connection raw, String serverName, String ownerToken, long leaseNanos) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement(take, Statement.RETURN_GENERATED_KEYS)) {
-            statement.setString(1, ownerToken);
-            statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
-            statement.setString(3, serverName);
-            return LockTable.updateReturningFence(statement, serverName);
-        }
+        PreparedStatement statement = connections.statements().prepare(raw, take, true);
+        statement.setString(1, ownerToken);
+        statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
+        statement.setString(3, serverName);
+        return LockTable.updateReturningFence(statement, serverName);
     }
 
     private static <T> T retryingDeadlocks(LockTable.SqlWork<T> work) throws SQLException {
@@ -324,11 +323,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 borrowed = connections.borrowForStatements(lease.name, 0);
                 Connection raw = borrowed.raw();
                 int released = retryingDeadlocks(() -> {
-                    try (PreparedStatement statement = raw.prepareStatement(giveUp)) {
-                        statement.setString(1, lease.serverName);
-                        statement.setString(2, lease.ownerToken);
-                        return statement.executeUpdate();
-                    }
+                    PreparedStatement statement = connections.statements().prepare(raw, giveUp);
+                    statement.setString(1, lease.serverName);
+                    statement.setString(2, lease.ownerToken);
+                    return statement.executeUpdate();
                 });
                 connections.giveBack(borrowed);
                 return released;

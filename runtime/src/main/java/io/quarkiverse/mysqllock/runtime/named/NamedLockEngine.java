@@ -263,7 +263,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         if (raiseTimeout) {
             session.raw.setNetworkTimeout(Runnable::run, waitMillis + NETWORK_TIMEOUT_MARGIN_MILLIS);
         }
-        try (PreparedStatement statement = session.raw.prepareStatement("SELECT GET_LOCK(?, ?), CONNECTION_ID()")) {
+        try {
+            PreparedStatement statement = connections.statements().prepare(session.raw,
+                    "SELECT GET_LOCK(?, ?), CONNECTION_ID()");
             statement.setString(1, serverName);
             statement.setBigDecimal(2, seconds);
             try (ResultSet rs = statement.executeQuery()) {
@@ -341,8 +343,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
         boolean last = session.held.isEmpty();
         boolean releaseAll = last && releaseAllSupported;
-        try (PreparedStatement statement = session.raw
-                .prepareStatement(releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)")) {
+        try {
+            PreparedStatement statement = connections.statements().prepare(session.raw,
+                    releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)");
             statement.setString(1, lock.serverName);
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
