@@ -7,6 +7,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.function.UnaryOperator;
 
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.Bean;
@@ -123,9 +124,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
-        String serverName = names.serverName(name);
-        long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false, 0), worker);
+        return acquireAsync(name, wait, Duration.ZERO);
     }
 
     /**
@@ -141,10 +140,15 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** As {@link #acquire(String, Duration, Duration, boolean)}, without blocking the caller. */
     public Uni<LockHandle> acquireAsync(String name, Duration wait, Duration atMostFor) {
+        return acquireAsync(name, wait, atMostFor, UnaryOperator.identity());
+    }
+
+    /** Acquires on a worker thread, then applies {@code then} to the handle there (it may block). */
+    private Uni<LockHandle> acquireAsync(String name, Duration wait, Duration atMostFor, UnaryOperator<LockHandle> then) {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(() -> engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos()),
-                worker);
+        return new AsyncAcquisition(
+                () -> then.apply(engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos())), worker);
     }
 
     /**
@@ -161,10 +165,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** As {@link #acquireTick}, without blocking the caller: a null item when the tick already ran. */
     public Uni<LockHandle> acquireTickAsync(String name, Duration wait, Duration atMostFor, long tick) {
-        String serverName = names.serverName(name);
-        long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(() -> claimTick(name,
-                engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos()), tick), worker);
+        return acquireAsync(name, wait, atMostFor, handle -> claimTick(name, handle, tick));
     }
 
     private LockHandle claimTick(String name, LockHandle handle, long tick) {

@@ -214,7 +214,6 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
     }
 
-    /** One attempt: the new fence if the lease was free or expired, else 0. */
     /**
      * The acquiring statement (parameters: owner token, lease in microseconds, name): takes a free or expired lease and
      * returns the new fence through {@code LAST_INSERT_ID}. Public for the benchmarks' floor, which issues it raw.
@@ -230,6 +229,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return "UPDATE " + table + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
     }
 
+    /** One attempt: the new fence if the lease was free or expired, else 0. */
     private long take(Connection raw, String serverName, String ownerToken, long leaseNanos) throws SQLException {
         PreparedStatement statement = connections.statements().prepare(raw, take, true);
         statement.setString(1, ownerToken);
