@@ -24,7 +24,10 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.test.QuarkusUnitTest;
 
-/** After 10,000 acquire/release cycles no connection is pinned or borrowed and the server holds none of the locks. */
+/**
+ * After 10,000 acquire/release cycles the server holds none of the locks, and once the shared connections idled out
+ * no connection is pinned or borrowed.
+ */
 class NoLeakTest {
 
     static final int CYCLES = 10_000;
@@ -77,11 +80,14 @@ class NoLeakTest {
 
         assertThat(acquired.get() + busy.get()).isEqualTo(CYCLES);
         assertThat(acquired.get()).isGreaterThan(CYCLES / 2);
-        assertThat(((NamedLockEngine) manager.engine()).pinnedConnections()).isZero();
-        assertThat(dataSource.getMetrics().activeCount()).isZero();
+        // Every lock is released on the server at once; the shared connections stay pinned a moment for the next
+        // lock, then go back to the pool.
         for (int i = 0; i < NAMES; i++) {
             assertThat(ServerState.holder("leak:" + i)).as("leak:" + i).isEmpty();
         }
         assertThat(manager.held()).isEmpty();
+        LockApp.await("the idle shared connections to go back to the pool", Duration.ofSeconds(5),
+                () -> ((NamedLockEngine) manager.engine()).pinnedConnections() == 0);
+        assertThat(dataSource.getMetrics().activeCount()).isZero();
     }
 }

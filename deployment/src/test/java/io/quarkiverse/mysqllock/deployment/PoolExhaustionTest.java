@@ -17,13 +17,17 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkus.test.QuarkusUnitTest;
 
-/** Each held lock pins a connection: an exhausted pool fails the acquisition within its wait, never hangs. */
+/**
+ * Without shared connections each thread holding locks pins a connection: an exhausted pool fails the acquisition
+ * within its wait, never hangs.
+ */
 class PoolExhaustionTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()
             .overrideConfigKey("quarkus.datasource.jdbc.max-size", "2")
-            .overrideRuntimeConfigKey("quarkus.mysql-lock.connection-wait", "300ms");
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.connection-wait", "300ms")
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.named.shared-connections", "0");
 
     @Inject
     LockManager locks;

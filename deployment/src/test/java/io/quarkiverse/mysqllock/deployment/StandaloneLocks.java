@@ -31,6 +31,16 @@ final class StandaloneLocks implements AutoCloseable {
     }
 
     StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication) {
+        this(db, instanceId, mode, replication, 8);
+    }
+
+    /** A NAMED manager with at most this many shared connections (0: one per thread holding locks). */
+    StandaloneLocks(String instanceId, int sharedConnections) {
+        this(TestDatabase.shared(), instanceId, MySqlLockRuntimeConfig.Mode.NAMED, Optional.empty(), sharedConnections);
+    }
+
+    private StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode,
+            Optional<Boolean> replication, int sharedConnections) {
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .connectionPoolConfiguration(pool -> pool.maxSize(20).acquisitionTimeout(Duration.ofSeconds(5))
@@ -41,7 +51,7 @@ final class StandaloneLocks implements AutoCloseable {
             throw new IllegalStateException(e);
         }
         try {
-            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication));
+            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication, sharedConnections));
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -54,7 +64,8 @@ final class StandaloneLocks implements AutoCloseable {
         dataSource.close();
     }
 
-    private record Config(String id, Mode mode, Optional<Boolean> replication) implements MySqlLockRuntimeConfig {
+    private record Config(String id, Mode mode, Optional<Boolean> replication, int shared)
+            implements MySqlLockRuntimeConfig {
 
         @Override
         public Optional<String> namespace() {
@@ -83,7 +94,17 @@ final class StandaloneLocks implements AutoCloseable {
 
         @Override
         public Named named() {
-            return () -> Duration.ofSeconds(10);
+            return new Named() {
+                @Override
+                public Duration keepaliveInterval() {
+                    return Duration.ofSeconds(10);
+                }
+
+                @Override
+                public int sharedConnections() {
+                    return shared;
+                }
+            };
         }
 
         @Override

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 
 import jakarta.enterprise.event.Observes;
@@ -103,7 +104,19 @@ public class FaultWorker {
     @Produces(MediaType.APPLICATION_JSON)
     public Map<String, Object> stop() {
         boolean joined = stopLoops();
-        int pinned = ((MySqlLockManager) locks).engine() instanceof NamedLockEngine named ? named.pinnedConnections() : 0;
+        int pinned = 0;
+        if (((MySqlLockManager) locks).engine() instanceof NamedLockEngine named) {
+            // Shared connections that hold nothing stay pinned a second for the next lock, then go back to the pool.
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while ((pinned = named.pinnedConnections()) > 0 && System.nanoTime() < deadline) {
+                try {
+                    TimeUnit.MILLISECONDS.sleep(50);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+            }
+        }
         return Map.of("stopped", joined, "held", ((MySqlLockManager) locks).held().size(), "pinned", pinned);
     }
 

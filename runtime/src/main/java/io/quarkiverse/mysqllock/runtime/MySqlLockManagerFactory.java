@@ -36,6 +36,10 @@ public final class MySqlLockManagerFactory {
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics metrics) {
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
+        if (config.named().sharedConnections() < 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.named.shared-connections="
+                    + config.named().sharedConnections() + " must be 0 (no shared connections) or more");
+        }
         requireNotNegative("quarkus.mysql-lock.default-wait", config.defaultWait());
         requireNotNegative("quarkus.mysql-lock.connection-wait", config.connectionWait());
         LockNames names;
@@ -74,7 +78,7 @@ public final class MySqlLockManagerFactory {
         SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
                 identity,
                 () -> new NamedLockEngine(connections, table, identity, config.serverFlavor(),
-                        config.named().keepaliveInterval(), metrics),
+                        config.named().keepaliveInterval(), config.named().sharedConnections(), metrics),
                 () -> new LeaseEngine(connections, table, identity, ttl, renewInterval, metrics), metrics);
         engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),

@@ -20,7 +20,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jboss.logging.Logger;
 
@@ -45,10 +47,14 @@ import io.quarkus.runtime.BlockingOperationControl;
 /**
  * The NAMED engine: {@code GET_LOCK} on a connection kept out of the pool while it holds locks.
  * <p>
- * A thread's locks share one pinned session, so that the server sees, and breaks, deadlocks between threads that
- * each hold one lock and wait for another's. Re-entrant acquisitions by the owner thread are counted here and never
- * reach the server. A session goes back to the pool only after the server confirmed it holds no named lock
- * ({@code RELEASE_ALL_LOCKS() = 0}); a session whose state is in doubt is destroyed, which frees its locks on the server.
+ * Locks the server grants at once go on a few shared sessions, several locks of several threads on each: in-JVM
+ * exclusion comes first (a name held here never reaches a shared session, where the server would
+ * grant it again), each lock is released on its own, and a failed session loses every lock on it. A lock that must
+ * be waited for is waited for on a session of the thread's own, which takes the thread's further locks while it
+ * holds any, so that the server sees deadlocks among them; cycles among this instance's threads are found here before
+ * any wait. Re-entrant acquisitions by the owner thread are counted here and never reach the server. A session goes
+ * back to the pool only after the server confirmed it holds no named lock ({@code RELEASE_ALL_LOCKS()}); a session
+ * whose state is in doubt is destroyed, which frees its locks on the server.
  */
 public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> {
 
@@ -59,6 +65,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private static final int NETWORK_TIMEOUT_MARGIN_MILLIS = 10_000;
     private static final int NAMES_PER_CHECK = 200;
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
+    /** How long a shared session that holds nothing stays pinned for the next lock before it goes back to the pool. */
+    private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -69,13 +77,18 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private volatile boolean closed;
 
     private final ConcurrentHashMap<String, NamedLock> local = new ConcurrentHashMap<>();
+    /** The lock each thread waits for on the server now; guarded by itself. */
+    private final Map<Thread, String> waitingFor = new HashMap<>();
+    private final int sharedLimit;
+    private final List<PinnedSession> shared = new CopyOnWriteArrayList<>();
+    private final AtomicInteger sharedCount = new AtomicInteger();
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService keepalive;
     private final LossNotifier notifier;
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, ServerFlavor flavor,
-            Duration keepaliveInterval, LockMetrics metrics) {
+            Duration keepaliveInterval, int sharedConnections, LockMetrics metrics) {
         this.notifier = new LossNotifier(metrics, LockMode.NAMED);
         this.connections = connections;
         this.table = table;
@@ -87,6 +100,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
         long period = keepaliveInterval.toNanos();
         keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
+        this.sharedLimit = sharedConnections;
+        if (sharedConnections > 0) {
+            keepalive.scheduleWithFixedDelay(this::giveBackIdleShared, LINGER_NANOS, LINGER_NANOS / 2,
+                    TimeUnit.NANOSECONDS);
+        }
     }
 
     @Override
@@ -102,20 +120,209 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
-        // A non-reentrant hold has no owner thread: it gets a session of its own and nothing nests onto it.
+        // A non-reentrant hold has no owner thread: nothing nests onto it, and it never uses a thread's own session.
         Thread me = reentrant ? Thread.currentThread() : null;
+        if (me != null) {
+            LockHandle nested = nest(me, serverName);
+            if (nested != null) {
+                return nested;
+            }
+        }
+        if (sharedLimit > 0 && (me == null || !affinity.containsKey(me))) {
+            Attempt shared = tryShared(name, serverName, me, deadline, waitNanos == 0 && throwIfBusy);
+            if (shared.handle != null) {
+                return shared.handle;
+            }
+            if (waitNanos == 0) {
+                return busy(name, start, throwIfBusy, shared.holder);
+            }
+        }
+        return acquireOnOwnSession(name, serverName, me, start, deadline, throwIfBusy);
+    }
+
+    /** A nested hold on the lock the thread already holds, or null if it holds none by that name. */
+    private LockHandle nest(Thread me, String serverName) {
+        NamedLock mine = local.get(serverName);
+        if (mine == null || mine.owner != me) {
+            return null;
+        }
+        PinnedSession session = mine.session;
+        session.mutex.lock();
+        try {
+            if (!mine.isHeld() || session.retired) {
+                return null;
+            }
+            mine.holds++;
+            return new LockHold<>(mine, this);
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    private record Attempt(LockHandle handle, String holder) {
+    }
+
+    /**
+     * Asks for the lock without waiting on a shared session. In-JVM exclusion comes first: a name this instance holds
+     * never reaches a shared session, where the server would grant it again (named locks are re-entrant per session).
+     * Two threads asking at once on one session meet under its mutex; on two sessions the server decides.
+     */
+    private Attempt tryShared(String name, String serverName, Thread me, long deadline, boolean describe) {
+        for (int attempt = 1;; attempt++) {
+            NamedLock here = local.get(serverName);
+            if (here != null && here.isHeld()) {
+                return new Attempt(null, describe ? describeLocal(here) : null);
+            }
+            PinnedSession session = null;
+            try {
+                session = lockShared(name, deadline - System.nanoTime());
+                // Again under the session's mutex: a grant on this session is registered under it, so none is missed.
+                here = local.get(serverName);
+                if (here != null && here.isHeld()) {
+                    return new Attempt(null, describe ? describeLocal(here) : null);
+                }
+                session.lastUsed = System.nanoTime();
+                Grant grant = getLock(session, serverName, BigDecimal.ZERO, 0);
+                if (grant == Grant.GRANTED) {
+                    return new Attempt(register(session, name, serverName, me), null);
+                }
+                if (grant == Grant.INTERRUPTED) {
+                    throw interrupted(name, Duration.ZERO);
+                }
+                return new Attempt(null, describe ? describeHolder(session, serverName) : null);
+            } catch (SQLException e) {
+                if (session != null) {
+                    failSession(session, e);
+                }
+                // A shared connection that died (server restart, KILL) is replaced; its locks were reported lost.
+                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                            "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                }
+                LOG.debugf(e, "Replacing a failed shared lock connection for lock '%s'", name);
+            } finally {
+                if (session != null) {
+                    session.mutex.unlock();
+                }
+            }
+        }
+    }
+
+    /**
+     * A shared session with its mutex held: an idle one, else a new one while there are fewer than the limit, else the
+     * calling thread queues for one.
+     */
+    private PinnedSession lockShared(String name, long remainingNanos) {
+        while (true) {
+            List<PinnedSession> all = shared;
+            int count = all.size();
+            int first = count == 0 ? 0 : (int) (Thread.currentThread().getId() % count);
+            for (int i = 0; i < count; i++) {
+                PinnedSession session = all.get((first + i) % count);
+                if (session.mutex.tryLock()) {
+                    if (!session.retired) {
+                        return session;
+                    }
+                    session.mutex.unlock();
+                }
+            }
+            if (sharedCount.incrementAndGet() <= sharedLimit) {
+                PinnedSession session;
+                try {
+                    session = pin(name, null, true, remainingNanos);
+                } catch (LockNotAcquiredException e) {
+                    sharedCount.decrementAndGet();
+                    if (count == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
+                        throw e;
+                    }
+                    // The pool has no connection to spare: queue for a shared one instead.
+                    return queueFor(all.get(first));
+                }
+                shared.add(session);
+                sessions.add(session);
+                return session;
+            }
+            sharedCount.decrementAndGet();
+            if (count > 0) {
+                PinnedSession session = queueFor(all.get(first));
+                if (session != null) {
+                    return session;
+                }
+            } else {
+                Thread.onSpinWait(); // another thread is opening the first shared session
+            }
+        }
+    }
+
+    /** The session with its mutex held once it is free, or null if it was retired meanwhile. */
+    private static PinnedSession queueFor(PinnedSession session) {
+        session.mutex.lock();
+        if (session.retired) {
+            session.mutex.unlock();
+            return null;
+        }
+        return session;
+    }
+
+    private NamedLock grant(PinnedSession session, String name, String serverName, Thread owner) {
+        NamedLock lock = new NamedLock(name, serverName, session, owner, Instant.now());
+        session.held.put(serverName, lock);
+        local.put(serverName, lock);
+        return lock;
+    }
+
+    /** Records a lock the server granted on a shared session; the mutex is held. */
+    private LockHandle register(PinnedSession session, String name, String serverName, Thread owner) {
+        NamedLock lock = grant(session, name, serverName, owner);
+        if (closed) {
+            releaseLocked(lock);
+            throw new IllegalStateException("The lock manager is shut down");
+        }
+        return new LockHold<>(lock, this);
+    }
+
+    private LockHandle busy(String name, long start, boolean throwIfBusy, String holder) {
+        if (!throwIfBusy) {
+            return null;
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
+                + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                null);
+    }
+
+    private static LockNotAcquiredException interrupted(String name, Duration waited) {
+        return new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
+                + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
+                null);
+    }
+
+    /**
+     * The thread's own session: a thread waits on a session of its own, and keeps using it while it holds locks there,
+     * so that the server sees (and breaks) deadlocks between the locks on it.
+     */
+    private LockHandle acquireOnOwnSession(String name, String serverName, Thread me, long start, long deadline,
+            boolean throwIfBusy) {
+        boolean waits = me != null && deadline - System.nanoTime() > 0;
+        if (waits) {
+            startWaiting(me, name, serverName);
+        }
+        try {
+            return ownSession(name, serverName, me, start, deadline, throwIfBusy);
+        } finally {
+            if (waits) {
+                stopWaiting(me);
+            }
+        }
+    }
+
+    private LockHandle ownSession(String name, String serverName, Thread me, long start, long deadline,
+            boolean throwIfBusy) {
         for (int attempt = 1;; attempt++) {
             PinnedSession session = me == null ? null : lockAffineSession(me);
             boolean fresh = false;
-            if (session != null) {
-                NamedLock mine = session.held.get(serverName);
-                if (mine != null && mine.isHeld()) {
-                    mine.holds++;
-                    session.mutex.unlock();
-                    return new LockHold<>(mine, this);
-                }
-            } else {
-                session = pin(name, me, deadline - System.nanoTime());
+            if (session == null) {
+                session = pin(name, me, false, deadline - System.nanoTime());
                 fresh = true;
             }
             try {
@@ -125,10 +332,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 if (SqlErrors.isDeadlock(e)) {
                     // The server refused this wait only; the session keeps every lock it held.
                     retireIfEmpty(session);
-                    throw new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name
-                            + "' was not acquired: the server detected a deadlock. This thread holds other locks and"
-                            + " the holder of '" + name + "' waits for one of them. Acquire locks in one global order,"
-                            + " or release and retry: " + SqlErrors.describe(e), e);
+                    throw deadlock(name, waited, "the server detected a deadlock", e);
                 }
                 failSession(session, e);
                 // A pooled connection that died idle (server restart, wait_timeout) is replaced, not reported.
@@ -143,13 +347,18 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
+    private static LockNotAcquiredException deadlock(String name, Duration waited, String detectedBy, SQLException e) {
+        return new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name + "' was not acquired: "
+                + detectedBy + ". This thread holds other locks and the holder of '" + name + "' waits for one of them."
+                + " Acquire locks in one global order, or release and retry" + (e == null ? "" : ": " + SqlErrors.describe(e)),
+                e);
+    }
+
     private LockHandle acquireOn(PinnedSession session, boolean fresh, String name, String serverName, long start,
             long deadline, boolean throwIfBusy) throws SQLException {
         Grant grant = getLock(session, serverName, deadline);
         if (grant == Grant.GRANTED) {
-            NamedLock lock = new NamedLock(name, serverName, session, session.affinity, Instant.now());
-            session.held.put(serverName, lock);
-            local.put(serverName, lock);
+            NamedLock lock = grant(session, name, serverName, session.affinity);
             if (fresh) {
                 if (session.affinity != null) {
                     affinity.put(session.affinity, session);
@@ -165,18 +374,41 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (grant == Grant.INTERRUPTED) {
             retireIfEmpty(session);
-            throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
-                    + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
-                    null);
+            throw interrupted(name, waited);
         }
         String holder = throwIfBusy ? describeHolder(session, serverName) : null;
         retireIfEmpty(session);
-        if (!throwIfBusy) {
-            return null;
+        return busy(name, start, throwIfBusy, holder);
+    }
+
+    /**
+     * Registers the thread as waiting for a lock and refuses the wait if that closes a cycle among this instance's
+     * threads: the server sees only cycles among the locks of waiting sessions, and shared sessions never wait.
+     */
+    private void startWaiting(Thread me, String name, String serverName) {
+        synchronized (waitingFor) {
+            String next = serverName;
+            for (int step = 0; step < 1_000; step++) {
+                NamedLock holder = local.get(next);
+                if (holder == null || holder.owner == null || !holder.isHeld()) {
+                    break;
+                }
+                if (holder.owner == me) {
+                    throw deadlock(name, Duration.ZERO, "this instance detected a deadlock among its threads", null);
+                }
+                next = waitingFor.get(holder.owner);
+                if (next == null) {
+                    break;
+                }
+            }
+            waitingFor.put(me, serverName);
         }
-        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
-                + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
-                null);
+    }
+
+    private void stopWaiting(Thread me) {
+        synchronized (waitingFor) {
+            waitingFor.remove(me);
+        }
     }
 
     /** The calling thread's session with its mutex held, or null if it has none that can still be used. */
@@ -194,7 +426,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     /** Borrows a connection and makes it a session; returns with the session's mutex held. */
-    private PinnedSession pin(String name, Thread me, long remainingNanos) {
+    private PinnedSession pin(String name, Thread me, boolean shared, long remainingNanos) {
         Connection pooled = connections.borrow(name, remainingNanos);
         try {
             Connection raw = ConnectionSource.raw(pooled);
@@ -205,7 +437,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             if (fractionalWaits == null) {
                 fractionalWaits = detectFractionalWaits(raw);
             }
-            PinnedSession session = new PinnedSession(pooled, raw, me, autoCommitWasOff, raw.getNetworkTimeout());
+            PinnedSession session = new PinnedSession(pooled, raw, me, shared, autoCommitWasOff,
+                    raw.getNetworkTimeout());
             session.mutex.lock();
             return session;
         } catch (SQLException e) {
@@ -326,6 +559,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             if (--lock.holds > 0 || !lock.isHeld()) {
                 return;
             }
+            session.lastUsed = System.nanoTime();
             releaseLocked(lock);
         } finally {
             session.mutex.unlock();
@@ -341,7 +575,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         if (session.retired) {
             return;
         }
-        boolean last = session.held.isEmpty();
+        // A shared session stays pinned a moment for the next lock; a thread's own goes back with its last lock.
+        boolean last = session.held.isEmpty() && !session.shared;
         boolean releaseAll = last && releaseAllSupported;
         try {
             PreparedStatement statement = connections.statements().prepare(session.raw,
@@ -384,9 +619,55 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     private void retireIfEmpty(PinnedSession session) {
-        if (!session.retired && session.held.isEmpty()) {
+        if (!session.retired && session.held.isEmpty() && !session.shared) {
             retire(session);
         }
+    }
+
+    /** Gives back the shared sessions that have held nothing for a moment. */
+    private void giveBackIdleShared() {
+        for (PinnedSession session : shared) {
+            if (System.nanoTime() - session.lastUsed < LINGER_NANOS || !session.mutex.tryLock()) {
+                continue;
+            }
+            try {
+                if (!session.retired && session.held.isEmpty() && System.nanoTime() - session.lastUsed >= LINGER_NANOS) {
+                    giveBackEmpty(session, true);
+                }
+            } catch (RuntimeException e) {
+                LOG.error("Returning an idle lock connection failed", e);
+            } finally {
+                session.mutex.unlock();
+            }
+        }
+    }
+
+    /**
+     * Returns a session to the pool once the server released whatever it still held ({@code RELEASE_ALL_LOCKS()}), or
+     * destroys it; the mutex is held.
+     *
+     * @param heldNone the session should hold no lock: warn about any the server released
+     */
+    private void giveBackEmpty(PinnedSession session, boolean heldNone) {
+        if (!releaseAllSupported) {
+            discardLocked(session);
+            return;
+        }
+        try (Statement statement = session.raw.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT RELEASE_ALL_LOCKS()")) {
+            rs.next();
+            if (heldNone && rs.getInt(1) > 0) {
+                LOG.warnf("A lock connection held %d named lock(s) not taken through LockManager; they were released"
+                        + " before the connection went back to the pool", rs.getInt(1));
+            }
+        } catch (SQLException e) {
+            if (SqlErrors.isMissingFunction(e)) {
+                releaseAllSupported = false;
+            }
+            discardLocked(session);
+            return;
+        }
+        retire(session);
     }
 
     /** Gives back a session that holds no named lock; the mutex is held. */
@@ -411,7 +692,10 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     private void forget(PinnedSession session) {
-        sessions.remove(session);
+        if (sessions.remove(session) && session.shared) {
+            shared.remove(session);
+            sharedCount.decrementAndGet();
+        }
         if (session.affinity != null) {
             affinity.remove(session.affinity, session);
         }
@@ -492,6 +776,15 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private boolean check(PinnedSession session) {
         List<NamedLock> locks = new ArrayList<>(session.held.values());
         try {
+            // Loss is per connection: a session that is still the same server session keeps every named lock it was
+            // granted (only its own RELEASE_LOCK, or its end, frees one). One statement per connection checks that,
+            // sampling one lock in turn (a reset session keeps its id but no lock); a sample found gone checks all.
+            NamedLock sample = locks.get(Math.floorMod(session.checks++, locks.size()));
+            long[] sampled = isUsedLocks(session.raw, List.of(sample.serverName));
+            checkSameSession(session, sampled[0]);
+            if (sampled[1] == session.connectionId) {
+                return true;
+            }
             for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
                 List<NamedLock> chunk = locks.subList(from, Math.min(locks.size(), from + NAMES_PER_CHECK));
                 long[] holders = isUsedLocks(session.raw, chunk.stream().map(lock -> lock.serverName).toList());
@@ -784,17 +1077,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 lose(lock, LockLostException.Reason.SHUTDOWN,
                         "Lock '" + lock.name + "' was released because the application is shutting down", null);
             }
-            try (Statement statement = session.raw.createStatement()) {
-                statement.execute(releaseAllSupported ? "SELECT RELEASE_ALL_LOCKS()" : "SELECT 1");
-            } catch (SQLException e) {
-                discardLocked(session);
-                return;
-            }
-            if (releaseAllSupported) {
-                retire(session);
-            } else {
-                discardLocked(session);
-            }
+            giveBackEmpty(session, false);
         } finally {
             session.mutex.unlock();
         }
