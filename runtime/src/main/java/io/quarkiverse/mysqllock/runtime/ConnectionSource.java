@@ -59,6 +59,11 @@ public final class ConnectionSource implements AutoCloseable {
         return dataSourceName;
     }
 
+    /** The least time an acquisition waits for a connection ({@code quarkus.mysql-lock.connection-wait}). */
+    public Duration connectionWait() {
+        return connectionWait;
+    }
+
     /** The engines' hot statements, prepared once per physical connection. */
     public Statements statements() {
         return statements;

@@ -20,7 +20,9 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -67,6 +69,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
     /** How long a shared session that holds nothing stays pinned for the next lock before it goes back to the pool. */
     private static final long LINGER_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** How long a name found busy on the server sends waiters straight to their own sessions. */
+    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
+    private static final int MAX_CONTENDED = 10_000;
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -81,6 +86,12 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final Map<Thread, String> waitingFor = new HashMap<>();
     private final int sharedLimit;
     private final List<PinnedSession> shared = new CopyOnWriteArrayList<>();
+    private final BlockingQueue<PinnedSession> idleShared = new LinkedBlockingQueue<>();
+    /**
+     * Names that a shared attempt found held by another session lately, and when: a waiter for one of them goes
+     * straight to its own session, without the round trip that would most likely find it busy again.
+     */
+    private final ConcurrentHashMap<String, Long> contended = new ConcurrentHashMap<>();
     private final AtomicInteger sharedCount = new AtomicInteger();
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
@@ -128,7 +139,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 return nested;
             }
         }
-        if (sharedLimit > 0 && (me == null || !affinity.containsKey(me))) {
+        if (sharedLimit > 0 && (me == null || !affinity.containsKey(me))
+                && (waitNanos == 0 || !recentlyContended(serverName, start))) {
             Attempt shared = tryShared(name, serverName, me, deadline, waitNanos == 0 && throwIfBusy);
             if (shared.handle != null) {
                 return shared.handle;
@@ -189,6 +201,10 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 if (grant == Grant.INTERRUPTED) {
                     throw interrupted(name, Duration.ZERO);
                 }
+                if (contended.size() >= MAX_CONTENDED) {
+                    contended.clear();
+                }
+                contended.put(serverName, System.nanoTime());
                 return new Attempt(null, describe ? describeHolder(session, serverName) : null);
             } catch (SQLException e) {
                 if (session != null) {
@@ -202,7 +218,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 LOG.debugf(e, "Replacing a failed shared lock connection for lock '%s'", name);
             } finally {
                 if (session != null) {
+                    boolean live = !session.retired;
                     session.mutex.unlock();
+                    if (live) {
+                        idleShared.offer(session);
+                    }
                 }
             }
         }
@@ -210,58 +230,62 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     /**
      * A shared session with its mutex held: an idle one, else a new one while there are fewer than the limit, else the
-     * calling thread queues for one.
+     * first one another thread hands back. Idle sessions wait in a queue, so that a thread never queues behind one
+     * busy session while another is free.
      */
     private PinnedSession lockShared(String name, long remainingNanos) {
+        long deadline = System.nanoTime() + Math.max(remainingNanos, connections.connectionWait().toNanos());
         while (true) {
-            List<PinnedSession> all = shared;
-            int count = all.size();
-            int first = count == 0 ? 0 : (int) (Thread.currentThread().getId() % count);
-            for (int i = 0; i < count; i++) {
-                PinnedSession session = all.get((first + i) % count);
-                if (session.mutex.tryLock()) {
-                    if (!session.retired) {
-                        return session;
-                    }
-                    session.mutex.unlock();
-                }
-            }
-            if (sharedCount.incrementAndGet() <= sharedLimit) {
-                PinnedSession session;
+            PinnedSession session = idleShared.poll();
+            if (session == null && sharedCount.incrementAndGet() <= sharedLimit) {
                 try {
                     session = pin(name, null, true, remainingNanos);
+                    shared.add(session);
+                    sessions.add(session);
+                    return session;
                 } catch (LockNotAcquiredException e) {
                     sharedCount.decrementAndGet();
-                    if (count == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
+                    if (shared.isEmpty() || e.reason() != Reason.POOL_EXHAUSTED) {
                         throw e;
                     }
-                    // The pool has no connection to spare: queue for a shared one instead.
-                    return queueFor(all.get(first));
+                    // The pool has no connection to spare: wait for a shared one instead.
                 }
-                shared.add(session);
-                sessions.add(session);
+            } else if (session == null) {
+                sharedCount.decrementAndGet();
+            }
+            if (session == null) {
+                try {
+                    session = idleShared.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                            "Interrupted while waiting for a shared lock connection for lock '" + name + "'", e);
+                }
+                if (session == null) {
+                    throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null, "Lock '" + name
+                            + "' was not acquired: all " + sharedLimit + " shared lock connections stayed in statements"
+                            + " for " + connections.connectionWait().toMillis() + " ms (quarkus.mysql-lock.connection-wait):"
+                            + " the database answers slowly, or raise quarkus.mysql-lock.named.shared-connections", null);
+                }
+            }
+            session.mutex.lock();
+            if (!session.retired) {
                 return session;
             }
-            sharedCount.decrementAndGet();
-            if (count > 0) {
-                PinnedSession session = queueFor(all.get(first));
-                if (session != null) {
-                    return session;
-                }
-            } else {
-                Thread.onSpinWait(); // another thread is opening the first shared session
-            }
+            session.mutex.unlock();
         }
     }
 
-    /** The session with its mutex held once it is free, or null if it was retired meanwhile. */
-    private static PinnedSession queueFor(PinnedSession session) {
-        session.mutex.lock();
-        if (session.retired) {
-            session.mutex.unlock();
-            return null;
+    private boolean recentlyContended(String serverName, long now) {
+        Long since = contended.get(serverName);
+        if (since == null) {
+            return false;
         }
-        return session;
+        if (now - since < CONTENDED_NANOS) {
+            return true;
+        }
+        contended.remove(serverName, since);
+        return false;
     }
 
     private NamedLock grant(PinnedSession session, String name, String serverName, Thread owner) {
@@ -694,6 +718,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private void forget(PinnedSession session) {
         if (sessions.remove(session) && session.shared) {
             shared.remove(session);
+            idleShared.remove(session);
             sharedCount.decrementAndGet();
         }
         if (session.affinity != null) {
