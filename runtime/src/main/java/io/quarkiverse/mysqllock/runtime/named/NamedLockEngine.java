@@ -87,6 +87,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final int sharedLimit;
     private final List<PinnedSession> shared = new CopyOnWriteArrayList<>();
     private final BlockingQueue<PinnedSession> idleShared = new LinkedBlockingQueue<>();
+    private final ThreadLocal<PinnedSession> lastShared = new ThreadLocal<>();
     /**
      * Names that a shared attempt found held by another session lately, and when: a waiter for one of them goes
      * straight to its own session, without the round trip that would most likely find it busy again.
@@ -229,17 +230,20 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     /**
-     * A shared session with its mutex held: an idle one, else a new one while there are fewer than the limit, else the
-     * first one another thread hands back. Idle sessions wait in a queue, so that a thread never queues behind one
-     * busy session while another is free.
+     * A shared session with its mutex held: the one the thread used last if it is idle (its release will find it
+     * free), else any idle one, else a new one while there are fewer than the limit, else the first one another thread
+     * hands back. Idle sessions wait in a queue, so that a thread never queues behind one busy session while another
+     * is free.
      */
     private PinnedSession lockShared(String name, long remainingNanos) {
         long deadline = System.nanoTime() + Math.max(remainingNanos, connections.connectionWait().toNanos());
         while (true) {
-            PinnedSession session = idleShared.poll();
+            PinnedSession last = lastShared.get();
+            PinnedSession session = last != null && idleShared.remove(last) ? last : idleShared.poll();
             if (session == null && sharedCount.incrementAndGet() <= sharedLimit) {
                 try {
                     session = pin(name, null, true, remainingNanos);
+                    lastShared.set(session);
                     shared.add(session);
                     sessions.add(session);
                     return session;
@@ -270,6 +274,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             }
             session.mutex.lock();
             if (!session.retired) {
+                if (session != last) {
+                    lastShared.set(session);
+                }
                 return session;
             }
             session.mutex.unlock();
