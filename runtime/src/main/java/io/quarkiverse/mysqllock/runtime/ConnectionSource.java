@@ -71,7 +71,11 @@ public final class ConnectionSource implements AutoCloseable {
 
     /** A pooled connection, given {@code max(remaining, connection-wait)} to arrive. */
     public Connection borrow(String lockName, long remainingNanos) {
-        long budget = Math.max(remainingNanos, connectionWait.toNanos());
+        return borrowWithin(lockName, Math.max(remainingNanos, connectionWait.toNanos()));
+    }
+
+    /** A pooled connection, given exactly {@code budget} nanoseconds to arrive. */
+    public Connection borrowWithin(String lockName, long budget) {
         long start = System.nanoTime();
         CompletableFuture<Connection> borrowed = CompletableFuture.supplyAsync(this::getConnection, borrower);
         try {

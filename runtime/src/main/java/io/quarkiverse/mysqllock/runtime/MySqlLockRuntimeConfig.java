@@ -81,12 +81,15 @@ public interface MySqlLockRuntimeConfig {
 
         /**
          * How many connections at most hold, together, the locks that the server grants at once, whichever thread asks:
-         * several locks of several threads share one connection, so 10,000 held locks need no more than this. A lock
-         * that must be waited for is waited for on a connection of the waiting thread's own, which then also takes
-         * that thread's further locks until it holds none. A shared connection that holds nothing goes back to the
-         * pool after a second. {@code 0}: every thread holding locks keeps a connection of its own.
+         * several locks of several threads share one connection, so 10,000 held locks need no more than this. A new
+         * one is opened only when every shared connection is inside a statement, so their number follows how many
+         * lock statements run at the same moment; when the pool has no connection to spare, threads take turns on
+         * the existing ones. A lock that must be waited for is waited for on a connection of the waiting thread's
+         * own, which then also takes that thread's further locks until it holds none. A shared connection that holds
+         * nothing goes back to the pool after a second. {@code 0}: every thread holding locks keeps a connection of
+         * its own.
          */
-        @WithDefault("8")
+        @WithDefault("16")
         int sharedConnections();
     }
 

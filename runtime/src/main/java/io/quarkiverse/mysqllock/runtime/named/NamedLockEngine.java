@@ -20,6 +20,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -72,6 +73,10 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     /** How long a name found busy on the server sends waiters straight to their own sessions. */
     private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
     private static final int MAX_CONTENDED = 10_000;
+    /** How long a new shared session waits for the pool when others exist to fall back on. */
+    private static final long SPARE_CONNECTION_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** How long no new shared session is asked of a pool that had no connection to spare. */
+    private static final long POOL_FULL_NANOS = TimeUnit.SECONDS.toNanos(1);
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -86,7 +91,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final Map<Thread, String> waitingFor = new HashMap<>();
     private final int sharedLimit;
     private final List<PinnedSession> shared = new CopyOnWriteArrayList<>();
+    /** Shared sessions not in use, as many as {@link #idlePermits} counts. */
     private final BlockingQueue<PinnedSession> idleShared = new LinkedBlockingQueue<>();
+    private final Semaphore idlePermits = new Semaphore(0, true);
     private final ThreadLocal<PinnedSession> lastShared = new ThreadLocal<>();
     /**
      * Names that a shared attempt found held by another session lately, and when: a waiter for one of them goes
@@ -94,6 +101,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
      */
     private final ConcurrentHashMap<String, Long> contended = new ConcurrentHashMap<>();
     private final AtomicInteger sharedCount = new AtomicInteger();
+    /** {@link System#nanoTime()} when the pool last had no connection to spare for a shared session. */
+    private volatile long poolFullAt = System.nanoTime() - POOL_FULL_NANOS - 1;
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
     private final ScheduledExecutorService keepalive;
@@ -222,7 +231,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                     boolean live = !session.retired;
                     session.mutex.unlock();
                     if (live) {
-                        idleShared.offer(session);
+                        offerIdleShared(session);
                     }
                 }
             }
@@ -236,51 +245,77 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
      * is free.
      */
     private PinnedSession lockShared(String name, long remainingNanos) {
-        long deadline = System.nanoTime() + Math.max(remainingNanos, connections.connectionWait().toNanos());
+        Duration budget = Duration.ofNanos(Math.max(remainingNanos, connections.connectionWait().toNanos()));
+        long deadline = System.nanoTime() + budget.toNanos();
         while (true) {
-            PinnedSession last = lastShared.get();
-            PinnedSession session = last != null && idleShared.remove(last) ? last : idleShared.poll();
-            if (session == null && sharedCount.incrementAndGet() <= sharedLimit) {
-                try {
-                    session = pin(name, null, true, remainingNanos);
-                    lastShared.set(session);
-                    shared.add(session);
-                    sessions.add(session);
-                    return session;
-                } catch (LockNotAcquiredException e) {
-                    sharedCount.decrementAndGet();
-                    if (shared.isEmpty() || e.reason() != Reason.POOL_EXHAUSTED) {
-                        throw e;
+            PinnedSession session = takeIdleShared(name, 0);
+            if (session == null && mayOpenShared()) {
+                int opening = sharedCount.incrementAndGet();
+                if (opening <= sharedLimit) {
+                    try {
+                        // With shared sessions to fall back on (open, or being opened), a pool without a spare
+                        // connection is not waited for.
+                        session = pin(name, null, true, opening == 1 ? budget.toNanos() : SPARE_CONNECTION_NANOS);
+                        lastShared.set(session);
+                        shared.add(session);
+                        sessions.add(session);
+                        return session;
+                    } catch (LockNotAcquiredException e) {
+                        if (sharedCount.decrementAndGet() == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
+                            throw e;
+                        }
+                        // No connection to spare: wait for a shared one instead, and for a while do not ask the pool.
+                        poolFullAt = System.nanoTime();
                     }
-                    // The pool has no connection to spare: wait for a shared one instead.
+                } else {
+                    sharedCount.decrementAndGet();
                 }
-            } else if (session == null) {
-                sharedCount.decrementAndGet();
             }
             if (session == null) {
-                try {
-                    session = idleShared.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
-                            "Interrupted while waiting for a shared lock connection for lock '" + name + "'", e);
-                }
+                session = takeIdleShared(name, Math.max(0, deadline - System.nanoTime()));
                 if (session == null) {
-                    throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null, "Lock '" + name
-                            + "' was not acquired: all " + sharedLimit + " shared lock connections stayed in statements"
-                            + " for " + connections.connectionWait().toMillis() + " ms (quarkus.mysql-lock.connection-wait):"
-                            + " the database answers slowly, or raise quarkus.mysql-lock.named.shared-connections", null);
+                    Duration waited = Duration.ofNanos(System.nanoTime() - deadline).plus(budget);
+                    throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
+                            + "' was not acquired: all " + shared.size() + " shared lock connections stayed inside"
+                            + " statements for " + waited.toMillis() + " ms and no other could be opened: the database"
+                            + " answers slowly, or the pool is too small (quarkus.datasource.jdbc.max-size)", null);
                 }
             }
             session.mutex.lock();
             if (!session.retired) {
-                if (session != last) {
-                    lastShared.set(session);
-                }
+                lastShared.set(session);
                 return session;
             }
-            session.mutex.unlock();
+            session.mutex.unlock(); // retired while idle: dropped
         }
+    }
+
+    /**
+     * An idle shared session, waiting up to {@code waitNanos} for one; null if none came. Threads get them in the order
+     * they asked (a fair semaphore counts the idle ones), and a thread takes the one it used last when it is idle.
+     */
+    private PinnedSession takeIdleShared(String name, long waitNanos) {
+        try {
+            if (!idlePermits.tryAcquire(waitNanos, TimeUnit.NANOSECONDS)) {
+                return null;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                    "Interrupted while waiting for a shared lock connection for lock '" + name + "'", e);
+        }
+        PinnedSession last = lastShared.get();
+        return last != null && idleShared.remove(last) ? last : idleShared.poll();
+    }
+
+    private void offerIdleShared(PinnedSession session) {
+        idleShared.offer(session);
+        idlePermits.release();
+    }
+
+    /** Whether another shared session may be opened: yes, unless the pool had no connection to spare a moment ago. */
+    private boolean mayOpenShared() {
+        return shared.isEmpty() || System.nanoTime() - poolFullAt > POOL_FULL_NANOS;
     }
 
     private boolean recentlyContended(String serverName, long now) {
@@ -353,7 +388,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             PinnedSession session = me == null ? null : lockAffineSession(me);
             boolean fresh = false;
             if (session == null) {
-                session = pin(name, me, false, deadline - System.nanoTime());
+                session = pin(name, me, false,
+                        Math.max(deadline - System.nanoTime(), connections.connectionWait().toNanos()));
                 fresh = true;
             }
             try {
@@ -457,8 +493,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     /** Borrows a connection and makes it a session; returns with the session's mutex held. */
-    private PinnedSession pin(String name, Thread me, boolean shared, long remainingNanos) {
-        Connection pooled = connections.borrow(name, remainingNanos);
+    private PinnedSession pin(String name, Thread me, boolean shared, long budgetNanos) {
+        Connection pooled = connections.borrowWithin(name, budgetNanos);
         try {
             Connection raw = ConnectionSource.raw(pooled);
             boolean autoCommitWasOff = !raw.getAutoCommit();
@@ -724,8 +760,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     private void forget(PinnedSession session) {
         if (sessions.remove(session) && session.shared) {
-            shared.remove(session);
-            idleShared.remove(session);
+            shared.remove(session); // if it waits in idleShared, it is dropped when taken
             sharedCount.decrementAndGet();
         }
         if (session.affinity != null) {
