@@ -125,6 +125,10 @@ public class BenchMain implements QuarkusApplication {
                         Engines.withLock("withLock (LEASE)", lease));
                 // Scenario 4 compares two subjects a few percent apart: more rounds, compared pairwise.
                 result.put("locked", new Runner(1, seconds, Math.max(rounds, 7)).run(annotation, 1, "s4"));
+                // The interceptor's own time, without the database's noise: both on a lock the thread already holds.
+                result.put("locked nested", runner.run(List.of(
+                        Engines.nested(Engines.withLock("withLock (NAMED)", locks), locks),
+                        Engines.nested(Engines.locked("@Locked (NAMED)", lockedTarget), locks)), 1, "s4n"));
             } finally {
                 for (Subject subject : subjects) {
                     subject.close();
