@@ -245,8 +245,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
      * is free.
      */
     private PinnedSession lockShared(String name, long remainingNanos) {
-        Duration budget = Duration.ofNanos(Math.max(remainingNanos, connections.connectionWait().toNanos()));
-        long deadline = System.nanoTime() + budget.toNanos();
+        long budgetNanos = Math.max(remainingNanos, connections.connectionWait().toNanos());
+        long deadline = System.nanoTime() + budgetNanos;
         while (true) {
             PinnedSession session = takeIdleShared(name, 0);
             if (session == null && mayOpenShared()) {
@@ -255,7 +255,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                     try {
                         // With shared sessions to fall back on (open, or being opened), a pool without a spare
                         // connection is not waited for.
-                        session = pin(name, null, true, opening == 1 ? budget.toNanos() : SPARE_CONNECTION_NANOS);
+                        session = pin(name, null, true, opening == 1 ? budgetNanos : SPARE_CONNECTION_NANOS);
                         lastShared.set(session);
                         shared.add(session);
                         sessions.add(session);
@@ -274,7 +274,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             if (session == null) {
                 session = takeIdleShared(name, Math.max(0, deadline - System.nanoTime()));
                 if (session == null) {
-                    Duration waited = Duration.ofNanos(System.nanoTime() - deadline).plus(budget);
+                    Duration waited = Duration.ofNanos(System.nanoTime() - deadline + budgetNanos);
                     throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
                             + "' was not acquired: all " + shared.size() + " shared lock connections stayed inside"
                             + " statements for " + waited.toMillis() + " ms and no other could be opened: the database"
