@@ -59,9 +59,9 @@ public final class ConnectionSource implements AutoCloseable {
         return dataSourceName;
     }
 
-    /** The least time an acquisition waits for a connection ({@code quarkus.mysql-lock.connection-wait}). */
-    public Duration connectionWait() {
-        return connectionWait;
+    /** How long an acquisition with {@code remainingNanos} left may wait for a connection: at least connection-wait. */
+    public long budgetNanos(long remainingNanos) {
+        return Math.max(remainingNanos, connectionWait.toNanos());
     }
 
     /** The engines' hot statements, prepared once per physical connection. */
@@ -71,7 +71,7 @@ public final class ConnectionSource implements AutoCloseable {
 
     /** A pooled connection, given {@code max(remaining, connection-wait)} to arrive. */
     public Connection borrow(String lockName, long remainingNanos) {
-        return borrowWithin(lockName, Math.max(remainingNanos, connectionWait.toNanos()));
+        return borrowWithin(lockName, budgetNanos(remainingNanos));
     }
 
     /** A pooled connection, given exactly {@code budget} nanoseconds to arrive. */

@@ -245,7 +245,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
      * is free.
      */
     private PinnedSession lockShared(String name, long remainingNanos) {
-        long budgetNanos = Math.max(remainingNanos, connections.connectionWait().toNanos());
+        long budgetNanos = connections.budgetNanos(remainingNanos);
         long deadline = System.nanoTime() + budgetNanos;
         while (true) {
             PinnedSession session = takeIdleShared(name, 0);
@@ -330,16 +330,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return false;
     }
 
-    private NamedLock grant(PinnedSession session, String name, String serverName, Thread owner) {
+    /** Records a lock the server granted on the session; the mutex is held. */
+    private LockHandle register(PinnedSession session, String name, String serverName, Thread owner) {
         NamedLock lock = new NamedLock(name, serverName, session, owner, Instant.now());
         session.held.put(serverName, lock);
         local.put(serverName, lock);
-        return lock;
-    }
-
-    /** Records a lock the server granted on a shared session; the mutex is held. */
-    private LockHandle register(PinnedSession session, String name, String serverName, Thread owner) {
-        NamedLock lock = grant(session, name, serverName, owner);
         if (closed) {
             releaseLocked(lock);
             throw new IllegalStateException("The lock manager is shut down");
@@ -388,8 +383,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             PinnedSession session = me == null ? null : lockAffineSession(me);
             boolean fresh = false;
             if (session == null) {
-                session = pin(name, me, false,
-                        Math.max(deadline - System.nanoTime(), connections.connectionWait().toNanos()));
+                session = pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
                 fresh = true;
             }
             try {
@@ -425,18 +419,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             long deadline, boolean throwIfBusy) throws SQLException {
         Grant grant = getLock(session, serverName, deadline);
         if (grant == Grant.GRANTED) {
-            NamedLock lock = grant(session, name, serverName, session.affinity);
             if (fresh) {
                 if (session.affinity != null) {
                     affinity.put(session.affinity, session);
                 }
                 sessions.add(session);
             }
-            if (closed) {
-                releaseLocked(lock);
-                throw new IllegalStateException("The lock manager is shut down");
-            }
-            return new LockHold<>(lock, this);
+            return register(session, name, serverName, session.affinity);
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (grant == Grant.INTERRUPTED) {
