@@ -20,44 +20,41 @@ import org.junit.jupiter.api.TestMethodOrder;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.test.ReplicatedServers;
+import io.quarkiverse.mysqllock.test.ReplicatedServers.Durability;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 /**
- * A real primary and replica (two embedded MariaDB servers, binary log and CHANGE MASTER TO): AUTO chooses LEASE on
- * both, NAMED on a standalone server; a lease taken on the primary reaches the replica, and survives its promotion.
+ * A real primary and replica (two embedded MariaDB servers, {@link ReplicatedServers}): AUTO chooses LEASE on both,
+ * NAMED on a standalone server; a lease taken on the primary reaches the replica, and survives its promotion after the
+ * primary dies.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the promotion ends the pair
 class ReplicationTopologyTest {
 
+    static ReplicatedServers servers;
     static TestDatabase primary;
     static TestDatabase replica;
 
     @BeforeAll
-    static void startPair() throws Exception {
+    static void startPair() {
         // Outside a Quarkus application nobody registered event-loop detectors: there are none.
         BlockingOperationControl.setIoThreadDetector(new IOThreadDetector[0]);
-        primary = TestDatabase.startEmbedded("--server-id=1", "--log-bin=mysql-bin", "--binlog-format=ROW");
-        replica = TestDatabase.startEmbedded("--server-id=2");
-        int primaryPort = Integer.parseInt(primary.jdbcUrl().replaceAll(".*:(\\d+)/.*", "$1"));
-        try (Connection connection = replica.connect(); Statement statement = connection.createStatement()) {
-            statement.execute("CHANGE MASTER TO MASTER_HOST='127.0.0.1', MASTER_PORT=" + primaryPort
-                    + ", MASTER_USER='root', MASTER_PASSWORD='', MASTER_SSL=0, MASTER_CONNECT_RETRY=1, MASTER_USE_GTID=slave_pos");
-            statement.execute("START SLAVE");
-        }
+        servers = ReplicatedServers.start(Durability.ASYNC);
+        primary = servers.primary();
+        replica = servers.replica();
         LockApp.await("the replica to connect", Duration.ofSeconds(30),
-                () -> "1".equals(status(primary, "Slaves_connected")) && "ON".equals(status(replica, "Slave_running")));
+                () -> "1".equals(ReplicatedServers.status(primary, "Slaves_connected"))
+                        && "ON".equals(ReplicatedServers.status(replica, "Slave_running")));
     }
 
     @AfterAll
     static void stopPair() {
-        if (replica != null) {
-            replica.stop();
-        }
-        if (primary != null) {
-            primary.stop();
+        if (servers != null) {
+            servers.close();
         }
     }
 
@@ -97,13 +94,10 @@ class ReplicationTopologyTest {
             LockApp.await("the lease row on the replica", Duration.ofSeconds(10), () -> fence == query(replica,
                     "SELECT fence FROM mysql_lock WHERE name = 'repl:job' AND owner LIKE '%/old-primary#%'"));
 
-            // Promotion: replication stops and writes go to the former replica; the old primary is gone.
-            try (Connection connection = replica.connect(); Statement statement = connection.createStatement()) {
-                statement.execute("STOP SLAVE");
-                statement.execute("RESET SLAVE ALL");
-            }
-            primary.stop();
-            try (StandaloneLocks promoted = new StandaloneLocks(replica, "new-primary", Mode.AUTO, Optional.of(true))) {
+            // Promotion: the primary dies, the replica applies what it received and takes the writes.
+            TestDatabase promotedServer = servers.failOver();
+            try (StandaloneLocks promoted = new StandaloneLocks(promotedServer, "new-primary", Mode.AUTO,
+                    Optional.of(true))) {
                 assertThat(promoted.locks.mode()).isEqualTo(LockMode.LEASE);
                 // The lease is still there: nobody takes it before it expires (no renewal reaches it any more).
                 assertThat(promoted.locks.tryAcquire("repl:job")).isEmpty();
@@ -111,7 +105,6 @@ class ReplicationTopologyTest {
                     assertThat(next.fencingToken()).isGreaterThan(fence);
                 }
             }
-            primary.start();
         }
     }
 
@@ -121,15 +114,6 @@ class ReplicationTopologyTest {
             return rs.next() ? rs.getLong(1) : -1;
         } catch (SQLException e) {
             return -1;
-        }
-    }
-
-    private static String status(TestDatabase db, String variable) {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SHOW GLOBAL STATUS LIKE '" + variable + "'")) {
-            return rs.next() ? rs.getString(2) : null;
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
         }
     }
 }

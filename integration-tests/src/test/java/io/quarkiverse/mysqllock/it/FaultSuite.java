@@ -28,6 +28,8 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.ReplicatedServers;
+import io.quarkiverse.mysqllock.test.ReplicatedServers.Durability;
 import io.quarkiverse.mysqllock.test.TcpProxy;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
@@ -46,12 +48,54 @@ public final class FaultSuite {
         PAUSE("SIGSTOP/SIGCONT of a worker"),
         DB_RESTART("database restart"),
         NETWORK_STALL("network stall"),
-        NETWORK_CUT("network cut");
+        NETWORK_CUT("network cut"),
+        FAILOVER("failover to the replica");
 
         final String label;
 
         Kind(String label) {
             this.label = label;
+        }
+    }
+
+    /**
+     * What a run attacks: one engine on a single server with every single-server fault, or the LEASE engine on a
+     * replicated pair that fails over again and again (the only fault there), with lossless semi-synchronous or with
+     * asynchronous replication. Asynchronous failover loses acknowledged transactions: no lock can hold its guarantees
+     * through it, and that run shows what breaks instead of passing.
+     */
+    enum Scenario {
+        NAMED(LockMode.NAMED, null, "NAMED"),
+        LEASE(LockMode.LEASE, null, "LEASE"),
+        FAILOVER_SEMISYNC(LockMode.LEASE, Durability.SEMISYNC, "LEASE, semi-sync failover"),
+        FAILOVER_ASYNC(LockMode.LEASE, Durability.ASYNC, "LEASE, async failover");
+
+        final LockMode engine;
+        /** Null on a single server. */
+        final Durability replication;
+        final String label;
+
+        Scenario(LockMode engine, Durability replication, String label) {
+            this.engine = engine;
+            this.replication = replication;
+            this.label = label;
+        }
+
+        /** Whether the lock's guarantees must hold (a violation fails the run), or the run shows what breaks. */
+        boolean guaranteed() {
+            return replication != Durability.ASYNC;
+        }
+
+        List<Kind> kinds() {
+            return replication == null ? Arrays.stream(Kind.values()).filter(k -> k != Kind.FAILOVER).toList()
+                    : List.of(Kind.FAILOVER);
+        }
+
+        static Scenario parse(String value) {
+            String key = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
+            return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
+                            + " faults.scenarios: use named, lease, failover-semisync or failover-async"));
         }
     }
 
@@ -72,13 +116,13 @@ public final class FaultSuite {
         }
     }
 
-    record Options(Duration duration, List<LockMode> engines, int workers, int threads, List<String> names,
+    record Options(Duration duration, List<Scenario> scenarios, int workers, int threads, List<String> names,
             Duration ttl, Duration keepalive, Path out, long seed, PrintStream log) {
 
         static Options fromSystemProperties() {
             return new Options(Duration.ofSeconds(Long.getLong("faults.seconds", 120)),
-                    Arrays.stream(System.getProperty("faults.engines", "named,lease").split(","))
-                            .map(e -> LockMode.valueOf(e.trim().toUpperCase(Locale.ROOT))).toList(),
+                    Arrays.stream(System.getProperty("faults.scenarios", "named,lease").split(","))
+                            .map(Scenario::parse).toList(),
                     Integer.getInteger("faults.workers", 3), Integer.getInteger("faults.threads", 8),
                     List.of("hot-1", "hot-2", "hot-3"), Duration.ofSeconds(2), Duration.ofMillis(500),
                     Path.of(System.getProperty("faults.out", "target/fault-suite")),
@@ -95,11 +139,20 @@ public final class FaultSuite {
         }
     }
 
-    /** One engine's run: figures, violations and end state. */
-    record Result(LockMode engine, Map<String, Object> figures, List<String> violations) {
+    /** One scenario's run: figures, violations and end state. */
+    record Result(Scenario scenario, Map<String, Object> figures, List<String> violations) {
+
+        /** Violations of a run whose guarantees must hold; none for a run that shows what breaks. */
+        List<String> failures() {
+            return scenario.guaranteed() ? violations : List.of();
+        }
     }
 
+    /** How long the replication link is stalled before the primary dies: what asynchronous failover loses. */
+    static final Duration FAILOVER_STALL = Duration.ofSeconds(1);
+
     private final Options options;
+    private final Scenario scenario;
     private final LockMode engine;
     private final Random random;
     private final Path directory;
@@ -107,7 +160,9 @@ public final class FaultSuite {
     private final Map<String, Long> deaths = new LinkedHashMap<>();
     private final List<Slot> slots = new ArrayList<>();
     private final HttpClient http = HttpClient.newHttpClient();
+    /** The server the workers use: the primary of {@link #servers} in a failover scenario. */
     private TestDatabase db;
+    private ReplicatedServers servers;
     private FaultHistory history;
 
     private final class Slot {
@@ -149,25 +204,26 @@ public final class FaultSuite {
         }
     }
 
-    private FaultSuite(Options options, LockMode engine) {
+    private FaultSuite(Options options, Scenario scenario) {
         this.options = options;
-        this.engine = engine;
-        this.random = new Random(options.seed() + engine.ordinal());
-        this.directory = options.out().resolve(engine.name().toLowerCase(Locale.ROOT));
+        this.scenario = scenario;
+        this.engine = scenario.engine;
+        this.random = new Random(options.seed() + scenario.ordinal());
+        this.directory = options.out().resolve(scenario.name().toLowerCase(Locale.ROOT).replace('_', '-'));
     }
 
     public static void main(String[] args) throws Exception {
         Options options = Options.fromSystemProperties();
         List<Result> results = run(options);
-        System.exit(results.stream().allMatch(r -> r.violations().isEmpty()) ? 0 : 1);
+        System.exit(results.stream().allMatch(r -> r.failures().isEmpty()) ? 0 : 1);
     }
 
-    /** Runs every engine of the options in turn, writes the report, and returns the results. */
+    /** Runs every scenario of the options in turn, writes the report, and returns the results. */
     static List<Result> run(Options options) throws Exception {
         Files.createDirectories(options.out());
         List<Result> results = new ArrayList<>();
-        for (LockMode engine : options.engines()) {
-            results.add(new FaultSuite(options, engine).run());
+        for (Scenario scenario : options.scenarios()) {
+            results.add(new FaultSuite(options, scenario).run());
         }
         FaultReport.write(options, results);
         return results;
@@ -177,9 +233,14 @@ public final class FaultSuite {
         Files.createDirectories(directory);
         clearJournals();
         PrintStream log = options.log();
-        log.printf("%n=== Fault suite, %s engine: %d workers x %d threads on %s for %d s (seed %d) ===%n", engine,
+        log.printf("%n=== Fault suite, %s: %d workers x %d threads on %s for %d s (seed %d) ===%n", scenario.label,
                 options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
-        db = TestDatabase.startEmbedded();
+        if (scenario.replication == null) {
+            db = TestDatabase.startEmbedded();
+        } else {
+            servers = ReplicatedServers.start(scenario.replication);
+            db = servers.primary();
+        }
         history = new FaultHistory(directory);
         try {
             prepareDatabase();
@@ -193,7 +254,7 @@ public final class FaultSuite {
             List<Kind> rotation = new ArrayList<>();
             while (System.nanoTime() < deadline) {
                 if (rotation.isEmpty()) {
-                    rotation.addAll(Arrays.asList(Kind.values()));
+                    rotation.addAll(scenario.kinds());
                     Collections.shuffle(rotation, random);
                 }
                 Fault fault = inject(rotation.remove(0));
@@ -223,8 +284,10 @@ public final class FaultSuite {
             figures.put("end state", endState);
             List<String> violations = new ArrayList<>(checker.violations);
             endStateViolations(endState, violations);
-            Result result = new Result(engine, figures, violations);
-            log.printf("=== %s: %s ===%n", engine, violations.isEmpty() ? "no violation" : violations.size() + " violation(s)");
+            Result result = new Result(scenario, figures, violations);
+            log.printf("=== %s: %s ===%n", scenario.label, violations.isEmpty() ? "no violation"
+                    : violations.size() + " violation(s)" + (scenario.guaranteed() ? ""
+                            : ", which asynchronous replication cannot prevent: acknowledged transactions were lost"));
             violations.forEach(v -> log.println("  VIOLATION " + v));
             return result;
         } finally {
@@ -236,7 +299,11 @@ public final class FaultSuite {
                 slot.proxy.close();
             }
             try {
-                db.stop();
+                if (servers != null) {
+                    servers.close();
+                } else {
+                    db.stop();
+                }
             } catch (RuntimeException e) {
                 log.println("Stopping the database failed: " + e.getMessage());
             }
@@ -286,6 +353,9 @@ public final class FaultSuite {
             case NETWORK_CUT -> {
                 return lasting(kind, slot, 1000, slot.proxy::cut, slot.proxy::heal);
             }
+            case FAILOVER -> {
+                return failOver(start);
+            }
             default -> throw new IllegalArgumentException(kind.toString());
         }
     }
@@ -301,6 +371,28 @@ public final class FaultSuite {
             end.run();
         }
         return new Fault(kind, slot.worker, null, start, FaultWorker.now(), slot.worker);
+    }
+
+    /**
+     * The replication link stalls, the primary dies while the workers go on writing, the replica is promoted, every
+     * worker's proxy moves to it (a virtual IP or a router would), and a new replica is attached. Asynchronous: what the
+     * primary acknowledged during the stall is gone. Semi-synchronous: the primary acknowledged nothing during the
+     * stall, and the promoted server takes commits only once its own replica has attached.
+     */
+    private Fault failOver(long start) throws InterruptedException {
+        servers.stallLink();
+        Thread.sleep(FAILOVER_STALL.toMillis());
+        long crashed = FaultWorker.now();
+        db = servers.failOver();
+        for (Slot slot : slots) {
+            slot.proxy.retarget(db.port());
+        }
+        long promoted = FaultWorker.now();
+        servers.attachReplica();
+        long attached = FaultWorker.now();
+        return new Fault(Kind.FAILOVER, null, null, start, attached, "link stalled " + FAILOVER_STALL.toMillis()
+                + " ms, primary killed, replica promoted in " + (promoted - crashed) / 1000 + " ms, new replica in "
+                + (attached - promoted) / 1000 + " ms");
     }
 
     /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */

@@ -21,7 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class TcpProxy implements AutoCloseable {
 
     private final String name;
-    private final int targetPort;
+    private volatile int targetPort;
     private final ServerSocket server;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
     private final Object stallMonitor = new Object();
@@ -56,6 +56,17 @@ public final class TcpProxy implements AutoCloseable {
     /** The JDBC URL of a server URL rewritten to go through this proxy. */
     public String rewrite(String jdbcUrl) {
         return jdbcUrl.replaceFirst(":" + targetPort + "/", ":" + port() + "/");
+    }
+
+    /**
+     * Sends new connections to another server from now on, and resets the open ones: what clients of a virtual IP or
+     * a router see when it moves to a promoted replica.
+     */
+    public void retarget(int newTargetPort) {
+        targetPort = newTargetPort;
+        for (Link link : List.copyOf(links)) {
+            link.reset();
+        }
     }
 
     /** Connections currently open through the proxy. */

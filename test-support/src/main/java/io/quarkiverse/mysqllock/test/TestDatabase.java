@@ -11,10 +11,16 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
+import java.util.stream.Stream;
 
 import javax.management.JMException;
 import javax.management.MBeanServer;
@@ -49,12 +55,19 @@ public final class TestDatabase {
     private final String jdbcUrl;
     private final String user;
     private final String password;
+    /** An embedded server's base, data and tmp directories (for {@link #discard()}); empty otherwise. */
+    private final List<Path> directories;
 
     private TestDatabase(Consumer<String> control, String jdbcUrl, String user, String password) {
+        this(control, jdbcUrl, user, password, List.of());
+    }
+
+    private TestDatabase(Consumer<String> control, String jdbcUrl, String user, String password, List<Path> directories) {
         this.control = control;
         this.jdbcUrl = jdbcUrl;
         this.user = user;
         this.password = password;
+        this.directories = directories;
     }
 
     /** The server of this JVM, started on first use. */
@@ -192,7 +205,8 @@ public final class TestDatabase {
             DB db = DB.newEmbeddedDB(config.build());
             db.start();
             String url = "jdbc:mysql://127.0.0.1:" + port + "/" + SCHEMA;
-            TestDatabase database = new TestDatabase(command -> control(db, command), url, "root", "");
+            TestDatabase database = new TestDatabase(command -> control(db, command), url, "root", "",
+                    List.of(base, data, tmp));
             Runtime.getRuntime().addShutdownHook(new Thread(database::stopQuietly, "mlk-mariadb-stop"));
             try {
                 database.createSchema();
@@ -227,12 +241,12 @@ public final class TestDatabase {
 
     /** The same server, reached as another user. */
     public TestDatabase as(String otherUser, String otherPassword) {
-        return new TestDatabase(control, jdbcUrl, otherUser, otherPassword);
+        return new TestDatabase(control, jdbcUrl, otherUser, otherPassword, directories);
     }
 
     /** The same server, reached through a proxy (see {@link TcpProxy}) that can stall or cut the connections. */
     public TestDatabase via(TcpProxy proxy) {
-        return new TestDatabase(control, proxy.rewrite(jdbcUrl), user, password);
+        return new TestDatabase(control, proxy.rewrite(jdbcUrl), user, password, directories);
     }
 
     public String jdbcUrl() {
@@ -336,6 +350,45 @@ public final class TestDatabase {
         command("start");
     }
 
+    /**
+     * Kills the embedded server with SIGKILL, as a host or process failure would: no shutdown, nothing flushed or
+     * sent to replicas that was not already. Returns once the process is gone.
+     */
+    public void crash() {
+        command("crash");
+        long pid;
+        try (Connection connection = connect(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT @@pid_file")) {
+            rs.next();
+            pid = Long.parseLong(Files.readString(Path.of(rs.getString(1))).trim());
+        } catch (SQLException | IOException e) {
+            throw new IllegalStateException("Could not find the process of " + jdbcUrl, e);
+        }
+        ProcessHandle process = ProcessHandle.of(pid)
+                .orElseThrow(() -> new IllegalStateException("No process " + pid + " for " + jdbcUrl));
+        process.destroyForcibly();
+        try {
+            process.onExit().get(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while killing " + jdbcUrl, e);
+        } catch (ExecutionException | TimeoutException e) {
+            throw new IllegalStateException("Server process " + pid + " did not end", e);
+        }
+    }
+
+    /** Stops the embedded server if it still runs, and deletes its directories (a server that is not coming back). */
+    public void discard() {
+        stopQuietly();
+        for (Path directory : directories) {
+            try (Stream<Path> files = Files.walk(directory)) {
+                files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
+            } catch (IOException e) {
+                // a temporary directory: deleted at exit anyway
+            }
+        }
+    }
+
     private void command(String command) {
         if (control == null) {
             throw new IllegalStateException("Cannot " + command + " an external server (" + jdbcUrl + ")");
@@ -351,6 +404,9 @@ public final class TestDatabase {
                 case "restart" -> {
                     db.stop();
                     db.start();
+                }
+                case "crash" -> {
+                    // only checks that the server is embedded: crash() kills the process itself
                 }
                 default -> throw new IllegalArgumentException(command);
             }
