@@ -390,7 +390,10 @@ public final class FaultSuite {
         long promoted = FaultWorker.now();
         servers.attachReplica();
         long attached = FaultWorker.now();
-        return new Fault(Kind.FAILOVER, null, null, start, attached, "link stalled " + FAILOVER_STALL.toMillis()
+        // The fault ends when the promoted server takes commits: at once (asynchronous), or once its own replica has
+        // attached (semi-synchronous: a commit waits for a replica to have it).
+        long healed = servers.durability() == Durability.SEMISYNC ? attached : promoted;
+        return new Fault(Kind.FAILOVER, null, null, start, healed, "link stalled " + FAILOVER_STALL.toMillis()
                 + " ms, primary killed, replica promoted in " + (promoted - crashed) / 1000 + " ms, new replica in "
                 + (attached - promoted) / 1000 + " ms");
     }
