@@ -355,7 +355,7 @@ public final class TestDatabase {
      * sent to replicas that was not already. Returns once the process is gone.
      */
     public void crash() {
-        command("crash");
+        requireEmbedded("crash");
         long pid;
         try (Connection connection = connect(); Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT @@pid_file")) {
@@ -379,7 +379,9 @@ public final class TestDatabase {
 
     /** Stops the embedded server if it still runs, and deletes its directories (a server that is not coming back). */
     public void discard() {
-        stopQuietly();
+        if (control != null) {
+            stopQuietly();
+        }
         for (Path directory : directories) {
             try (Stream<Path> files = Files.walk(directory)) {
                 files.sorted(Comparator.reverseOrder()).forEach(file -> file.toFile().delete());
@@ -390,10 +392,14 @@ public final class TestDatabase {
     }
 
     private void command(String command) {
+        requireEmbedded(command);
+        control.accept(command);
+    }
+
+    private void requireEmbedded(String command) {
         if (control == null) {
             throw new IllegalStateException("Cannot " + command + " an external server (" + jdbcUrl + ")");
         }
-        control.accept(command);
     }
 
     private static void control(DB db, String command) {
@@ -404,9 +410,6 @@ public final class TestDatabase {
                 case "restart" -> {
                     db.stop();
                     db.start();
-                }
-                case "crash" -> {
-                    // only checks that the server is embedded: crash() kills the process itself
                 }
                 default -> throw new IllegalArgumentException(command);
             }
