@@ -30,7 +30,7 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 /**
  * A real primary and replica (two embedded MariaDB servers, {@link ReplicatedServers}): AUTO chooses LEASE on both,
  * NAMED on a standalone server; a lease taken on the primary reaches the replica, and survives its promotion after the
- * primary dies.
+ * primary dies; a new replica attached to the promoted server starts from a copy of its data.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class) // the promotion ends the pair
 class ReplicationTopologyTest {
@@ -105,6 +105,33 @@ class ReplicationTopologyTest {
                     assertThat(next.fencingToken()).isGreaterThan(fence);
                 }
             }
+        }
+    }
+
+    @Test
+    @Order(4)
+    void aNewReplicaStartsFromACopyOfThePrimaryNotFromItsWholeBinaryLog() throws Exception {
+        TestDatabase current = servers.primary();
+        long fence = query(current, "SELECT fence FROM mysql_lock WHERE name = 'repl:job'");
+        assertThat(fence).isPositive();
+        // The history that wrote the row cannot be replayed any more: its binary logs are gone.
+        current.execute("FLUSH BINARY LOGS");
+        current.execute("PURGE BINARY LOGS TO '" + showMasterStatus(current) + "'");
+
+        TestDatabase newReplica = servers.attachReplica();
+        assertThat(query(newReplica, "SELECT fence FROM mysql_lock WHERE name = 'repl:job'")).isEqualTo(fence);
+        try (StandaloneLocks onPrimary = new StandaloneLocks(current, "after-attach", Mode.AUTO, Optional.of(true));
+                LockHandle handle = onPrimary.locks.acquire("repl:after-attach", Duration.ZERO)) {
+            LockApp.await("the new lease row on the new replica", Duration.ofSeconds(10), () -> handle
+                    .fencingToken() == query(newReplica, "SELECT fence FROM mysql_lock WHERE name = 'repl:after-attach'"));
+        }
+    }
+
+    private static String showMasterStatus(TestDatabase db) throws SQLException {
+        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SHOW MASTER STATUS")) {
+            rs.next();
+            return rs.getString("File");
         }
     }
 
