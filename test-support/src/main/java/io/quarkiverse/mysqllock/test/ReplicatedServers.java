@@ -1,11 +1,13 @@
 package io.quarkiverse.mysqllock.test;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
 
@@ -180,24 +182,19 @@ public final class ReplicatedServers implements AutoCloseable {
             String position = binlogPosition(read);
             String schemas = "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA"
                     + " WHERE SCHEMA_NAME NOT IN ('mysql', 'information_schema', 'performance_schema', 'sys')";
-            String unsupported = query(read, "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.VIEWS"
+            List<String> unsupported = query(read, "SELECT CONCAT(TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.VIEWS"
                     + " WHERE TABLE_SCHEMA IN (" + schemas + ") UNION ALL SELECT CONCAT(TRIGGER_SCHEMA, '.', TRIGGER_NAME)"
                     + " FROM information_schema.TRIGGERS WHERE TRIGGER_SCHEMA IN (" + schemas + ")");
             if (!unsupported.isEmpty()) {
                 throw new IllegalStateException("Cannot provision a replica of a server with views or triggers: "
-                        + unsupported);
+                        + String.join(", ", unsupported));
             }
-            for (String schema : query(read, schemas).split(",")) {
-                if (schema.isEmpty()) {
-                    continue;
-                }
+            for (String schema : query(read, schemas)) {
                 write.execute("CREATE DATABASE IF NOT EXISTS `" + schema + "`");
                 write.execute("USE `" + schema + "`");
                 for (String table : query(read, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '"
-                        + schema + "' AND TABLE_TYPE = 'BASE TABLE'").split(",")) {
-                    if (!table.isEmpty()) {
-                        copyTable(read, to, write, "`" + schema + "`.`" + table + "`");
-                    }
+                        + schema + "' AND TABLE_TYPE = 'BASE TABLE'")) {
+                    copyTable(read, to, write, "`" + schema + "`.`" + table + "`");
                 }
             }
             from.commit();
@@ -237,11 +234,12 @@ public final class ReplicatedServers implements AutoCloseable {
             write.execute(rs.getString(2));
         }
         // Generated columns are computed again by the target.
-        String columns = query(read, "SELECT GROUP_CONCAT(CONCAT('`', COLUMN_NAME, '`') ORDER BY ORDINAL_POSITION)"
+        List<String> names = query(read, "SELECT CONCAT('`', COLUMN_NAME, '`')"
                 + " FROM information_schema.COLUMNS WHERE CONCAT('`', TABLE_SCHEMA, '`.`', TABLE_NAME, '`') = '" + table
-                + "' AND EXTRA NOT LIKE '%GENERATED%'");
-        int width = columns.split(",").length;
-        String row = "(" + String.join(", ", java.util.Collections.nCopies(width, "?")) + ")";
+                + "' AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION");
+        String columns = String.join(", ", names);
+        int width = names.size();
+        String row = "(" + String.join(", ", Collections.nCopies(width, "?")) + ")";
         int batch = 500;
         String insert = "INSERT INTO " + table + " (" + columns + ") VALUES ";
         try (ResultSet rs = read.executeQuery("SELECT " + columns + " FROM " + table)) {
@@ -257,8 +255,8 @@ public final class ReplicatedServers implements AutoCloseable {
                     rows.add(values);
                 }
                 if (rows.size() == batch || !more && !rows.isEmpty()) {
-                    try (java.sql.PreparedStatement statement = to.prepareStatement(
-                            insert + String.join(", ", java.util.Collections.nCopies(rows.size(), row)))) {
+                    try (PreparedStatement statement = to.prepareStatement(
+                            insert + String.join(", ", Collections.nCopies(rows.size(), row)))) {
                         int index = 1;
                         for (Object[] values : rows) {
                             for (Object value : values) {
@@ -273,15 +271,15 @@ public final class ReplicatedServers implements AutoCloseable {
         }
     }
 
-    /** The values of a one-column query, joined by commas (GROUP_CONCAT-like), "" if there is no row. */
-    private static String query(Statement statement, String sql) throws SQLException {
-        StringBuilder values = new StringBuilder();
+    /** The values of a one-column query, in the order of its rows. */
+    private static List<String> query(Statement statement, String sql) throws SQLException {
+        List<String> values = new ArrayList<>();
         try (ResultSet rs = statement.executeQuery(sql)) {
             while (rs.next()) {
-                values.append(values.length() == 0 ? "" : ",").append(rs.getString(1));
+                values.add(rs.getString(1));
             }
         }
-        return values.toString();
+        return values;
     }
 
     /** The position the replica applied up to if it is idle at the end of its relay log, otherwise -1. */
