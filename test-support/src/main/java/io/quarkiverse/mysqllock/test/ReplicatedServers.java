@@ -194,7 +194,7 @@ public final class ReplicatedServers implements AutoCloseable {
                 write.execute("USE `" + schema + "`");
                 for (String table : query(read, "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '"
                         + schema + "' AND TABLE_TYPE = 'BASE TABLE'")) {
-                    copyTable(read, to, write, "`" + schema + "`.`" + table + "`");
+                    copyTable(read, to, write, schema, table);
                 }
             }
             from.commit();
@@ -228,47 +228,52 @@ public final class ReplicatedServers implements AutoCloseable {
         }
     }
 
-    private static void copyTable(Statement read, Connection to, Statement write, String table) throws SQLException {
-        try (ResultSet rs = read.executeQuery("SHOW CREATE TABLE " + table)) {
+    private static void copyTable(Statement read, Connection to, Statement write, String schema, String table)
+            throws SQLException {
+        String name = "`" + schema + "`.`" + table + "`";
+        try (ResultSet rs = read.executeQuery("SHOW CREATE TABLE " + name)) {
             rs.next();
             write.execute(rs.getString(2));
         }
         // Generated columns are computed again by the target.
-        List<String> names = query(read, "SELECT CONCAT('`', COLUMN_NAME, '`')"
-                + " FROM information_schema.COLUMNS WHERE CONCAT('`', TABLE_SCHEMA, '`.`', TABLE_NAME, '`') = '" + table
-                + "' AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION");
+        List<String> names = query(read, "SELECT CONCAT('`', COLUMN_NAME, '`') FROM information_schema.COLUMNS"
+                + " WHERE TABLE_SCHEMA = '" + schema + "' AND TABLE_NAME = '" + table + "'"
+                + " AND EXTRA NOT LIKE '%GENERATED%' ORDER BY ORDINAL_POSITION");
         String columns = String.join(", ", names);
-        int width = names.size();
-        String row = "(" + String.join(", ", Collections.nCopies(width, "?")) + ")";
-        int batch = 500;
-        String insert = "INSERT INTO " + table + " (" + columns + ") VALUES ";
-        try (ResultSet rs = read.executeQuery("SELECT " + columns + " FROM " + table)) {
-            List<Object[]> rows = new ArrayList<>();
-            boolean more = true;
-            while (more) {
-                more = rs.next();
-                if (more) {
-                    Object[] values = new Object[width];
-                    for (int i = 0; i < width; i++) {
-                        values[i] = rs.getObject(i + 1);
-                    }
-                    rows.add(values);
+        String insert = "INSERT INTO " + name + " (" + columns + ") VALUES ";
+        String row = "(" + String.join(", ", Collections.nCopies(names.size(), "?")) + ")";
+        List<Object[]> rows = new ArrayList<>();
+        try (ResultSet rs = read.executeQuery("SELECT " + columns + " FROM " + name)) {
+            while (rs.next()) {
+                Object[] values = new Object[names.size()];
+                for (int i = 0; i < values.length; i++) {
+                    values[i] = rs.getObject(i + 1);
                 }
-                if (rows.size() == batch || !more && !rows.isEmpty()) {
-                    try (PreparedStatement statement = to.prepareStatement(
-                            insert + String.join(", ", Collections.nCopies(rows.size(), row)))) {
-                        int index = 1;
-                        for (Object[] values : rows) {
-                            for (Object value : values) {
-                                statement.setObject(index++, value);
-                            }
-                        }
-                        statement.executeUpdate();
-                    }
-                    rows.clear();
+                rows.add(values);
+                if (rows.size() == 500) {
+                    insertRows(to, insert, row, rows);
                 }
             }
         }
+        insertRows(to, insert, row, rows);
+    }
+
+    /** Inserts {@code rows} with one multi-row {@code INSERT} (nothing if there is none) and clears the list. */
+    private static void insertRows(Connection to, String insert, String row, List<Object[]> rows) throws SQLException {
+        if (rows.isEmpty()) {
+            return;
+        }
+        String placeholders = String.join(", ", Collections.nCopies(rows.size(), row));
+        try (PreparedStatement statement = to.prepareStatement(insert + placeholders)) {
+            int index = 1;
+            for (Object[] values : rows) {
+                for (Object value : values) {
+                    statement.setObject(index++, value);
+                }
+            }
+            statement.executeUpdate();
+        }
+        rows.clear();
     }
 
     /** The values of a one-column query, in the order of its rows. */
