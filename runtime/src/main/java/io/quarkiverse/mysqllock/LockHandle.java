@@ -5,7 +5,9 @@ import java.util.function.Consumer;
 /**
  * A held lock. Release it exactly as you would close a resource: {@code try (LockHandle h = locks.acquire("x")) {...}}.
  * <p>
- * A handle is not bound to a thread: it may be released, queried and listened to from any thread.
+ * A handle is not bound to a thread: it may be released, queried and listened to from any thread. Once another thread
+ * than the one that acquired it uses it, it is that thread's: the thread that acquired it no longer nests onto it when
+ * it acquires the same name again, and contends for it like any other.
  */
 public interface LockHandle extends AutoCloseable {
 

@@ -12,7 +12,24 @@ public class LockLostException extends RuntimeException {
         /** The lease expired before it could be renewed. */
         LEASE_EXPIRED,
         /** The application is shutting down and released every lock. */
-        SHUTDOWN
+        SHUTDOWN,
+        /**
+         * The server holding the lock became read-only (a primary demoted by a failover, while its clients still reach
+         * it): the lock is invisible to the writable server, where another instance may take it.
+         */
+        READ_ONLY,
+        /**
+         * This instance could not confirm in time that its fleet still uses its engine (it was paused, or its
+         * membership's renewals failed for about as long as a membership lasts, the longer of the lease ttl and three
+         * keepalive intervals): the fleet may have moved to the other engine, whose locks do not exclude this one's.
+         */
+        MEMBERSHIP_LOST,
+        /**
+         * The {@code acquireAsync} subscription was cancelled after its handle was delivered: the lock was released,
+         * since an operator racing the delivery with a cancellation (a time-out firing as the handle arrives) drops the
+         * handle, and this is how a subscriber that kept it learns it.
+         */
+        CANCELLED
     }
 
     private final String lockName;

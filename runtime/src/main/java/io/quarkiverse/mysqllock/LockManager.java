@@ -58,7 +58,11 @@ public interface LockManager {
     /**
      * Acquires the lock without blocking the calling thread: the database work runs on a worker thread and the
      * result is delivered on the caller's Vert.x context when there is one. The lock is requested at subscription.
-     * Cancelling the subscription after the lock was granted releases it. Fails with
+     * Cancelling the subscription releases the lock: one granted later when it comes, one granted while its delivery
+     * waited for a busy event loop instead of delivering it. A cancellation after the delivery releases it too, and
+     * reports it lost with reason {@link LockLostException.Reason#CANCELLED}: a time-out firing as the handle arrives
+     * makes Mutiny drop the handle, and nothing says whether it went on, so a subscriber that kept it is told.
+     * Cancelling the pipeline ends its lock, as for a {@code @Locked} method's {@code Uni}. Fails with
      * {@link LockNotAcquiredException} as {@link #acquire(String, Duration)}.
      */
     Uni<LockHandle> acquireAsync(String name, Duration wait);
@@ -110,7 +114,7 @@ public interface LockManager {
      *
      * @throws IllegalStateException if the calling thread has no active transaction
      * @throws LockNotAcquiredException if the row stayed locked for the whole wait, or on a deadlock (the database
-     *         then rolls the transaction back)
+     *         then rolled the transaction back, and it is marked rollback-only)
      */
     void acquireForTransaction(String name, Duration wait);
 

@@ -15,7 +15,12 @@ public class LockNotAcquiredException extends RuntimeException {
         /** No database connection could be borrowed in time (pool exhausted). */
         POOL_EXHAUSTED,
         /** The database could not be reached or answered with an error. */
-        DATABASE_ERROR
+        DATABASE_ERROR,
+        /**
+         * The lock database refused a write as read-only: the datasource reaches a replica, or a primary that a failover
+         * demoted, even through new connections.
+         */
+        READ_ONLY
     }
 
     private final String lockName;

@@ -18,7 +18,8 @@ import jakarta.interceptor.InterceptorBinding;
  * <p>
  * Works on {@code void} methods, methods returning a value or an {@code Optional}, and asynchronous methods returning
  * {@code CompletionStage} or {@code Uni}: the lock is then held until the result completes (for {@code Uni}, from
- * subscription to termination or cancellation). {@code Multi} is refused at build time. Everything is checked when the
+ * subscription to termination or cancellation). A lock lost while the method ran is never hidden: the call throws
+ * {@link LockLostException} after the method returns (an asynchronous result fails with it). {@code Multi} is refused at build time. Everything is checked when the
  * application is built: a template naming a parameter or property that does not exist, a private or static method,
  * or a bad duration fails the build with a message naming the method.
  * <p>
@@ -52,16 +53,18 @@ public @interface Locked {
 
     /**
      * Keep holding the lock until this long after the method started, even if it returns earlier, without holding the
-     * caller's thread. For cron jobs prefer a {@code ScheduledExecution} parameter, which makes each tick run once
+     * caller's thread. The lock kept is no longer the caller's: calling the method again on the same thread meanwhile
+     * contends for it. For cron jobs prefer a {@code ScheduledExecution} parameter, which makes each tick run once
      * whatever the delays; this only narrows the window in which a late instance runs a tick again.
      */
     @Nonbinding
     String atLeastFor() default "0s";
 
     /**
-     * LEASE engine: the lease lasts this long and is not renewed, even if the method still runs (its holder is then
-     * told through {@code onLost}); at least 500 ms. Empty: {@code quarkus.mysql-lock.lease.ttl}, renewed while the
-     * method runs. The NAMED engine has no leases (a dead holder's lock ends with its connection) and ignores it.
+     * LEASE engine: the lease lasts this long and is not renewed, even if the method still runs (the call then throws
+     * {@link LockLostException}, reason {@code LEASE_EXPIRED}, after the method returns); at least 500 ms. Empty:
+     * {@code quarkus.mysql-lock.lease.ttl}, renewed while the method runs. The NAMED engine has no leases (a dead
+     * holder's lock ends with its connection) and ignores it.
      */
     @Nonbinding
     String atMostFor() default "";

@@ -89,8 +89,8 @@ class AdminApiTest {
 
     @Test
     void leaseHoldersAndForceRelease() throws Exception {
-        try (StandaloneLocks admin = new StandaloneLocks("lease-admin", Mode.LEASE);
-                StandaloneLocks holder = new StandaloneLocks("lease-holder", Mode.LEASE)) {
+        // a fleet of its own: this application's NAMED fleet uses the default lock table
+        try (StandaloneLocks admin = leases("lease-admin"); StandaloneLocks holder = leases("lease-holder")) {
             LockHandle held = holder.locks.acquire("admin:lease", Duration.ZERO);
             CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
             held.onLost(lost::add);
@@ -118,12 +118,16 @@ class AdminApiTest {
 
     @Test
     void forceReleaseOfOwnLeaseTellsTheHolderAtOnce() {
-        try (StandaloneLocks instance = new StandaloneLocks("lease-self", Mode.LEASE)) {
+        try (StandaloneLocks instance = leases("lease-self")) {
             LockHandle held = instance.locks.acquire("admin:lease:self", Duration.ZERO);
             assertThat(instance.locks.forceRelease("admin:lease:self")).isTrue();
             assertThat(held.isValid()).isFalse();
             held.release();
         }
+    }
+
+    private static StandaloneLocks leases(String id) {
+        return StandaloneLocks.Settings.of(id).mode(Mode.LEASE).table("admin_lease_lock").start();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkus.test.QuarkusUnitTest;
@@ -59,7 +61,10 @@ class LockedLeaseTest {
                 () -> uncheckedOtherThreadAcquires("job:capped"));
         assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(2500);
         leave.countDown();
-        run.get(10, TimeUnit.SECONDS);
+        // the method outlived its lease: its caller is told, as for any loss
+        assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class)
+                .cause().satisfies(e -> assertThat(((LockLostException) e).reason())
+                        .isEqualTo(LockLostException.Reason.LEASE_EXPIRED));
     }
 
     private boolean uncheckedOtherThreadAcquires(String name) {

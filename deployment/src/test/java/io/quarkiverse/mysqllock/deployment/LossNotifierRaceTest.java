@@ -29,13 +29,17 @@ class LossNotifierRaceTest {
 
     static final class Held extends HeldLock {
         Held() {
-            super("race", "race", null, Instant.now());
+            super("race", "race", Instant.now());
         }
     }
 
     static final HoldEngine<Held> ENGINE = new HoldEngine<>() {
         @Override
         public void release(Held lock) {
+        }
+
+        @Override
+        public void abandon(Held lock, String message) {
         }
 
         @Override
@@ -55,7 +59,7 @@ class LossNotifierRaceTest {
         // each round: a new lock with a listener, then every reporter reports its loss at once
         CyclicBarrier start = new CyclicBarrier(reporters, () -> {
             Held lock = new Held();
-            new LockHold<>(lock, ENGINE).onLost(e -> {
+            new LockHold<>(lock, ENGINE, null).onLost(e -> {
                 notified.incrementAndGet();
                 all.countDown();
             });

@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.deployment;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -66,8 +65,10 @@ class LossReportingTest {
     void aLeaseHolderOnAStalledNetworkIsToldBeforeAnotherInstanceTakesOver() throws Exception {
         TestDatabase db = TestDatabase.shared();
         try (TcpProxy proxy = TcpProxy.start("stalled-holder", db.port());
-                StandaloneLocks stalled = new StandaloneLocks(db.via(proxy), "stalled", Mode.LEASE, Optional.empty());
-                StandaloneLocks other = new StandaloneLocks("other", Mode.LEASE)) {
+                StandaloneLocks stalled = StandaloneLocks.Settings.of("stalled").on(db.via(proxy)).mode(Mode.LEASE)
+                        .table("stalled_lease_lock").start();
+                StandaloneLocks other = StandaloneLocks.Settings.of("other").mode(Mode.LEASE).table("stalled_lease_lock")
+                        .start()) {
             LockHandle handle = stalled.locks.acquire("stall:lease", Duration.ZERO);
             AtomicLong toldAt = new AtomicLong();
             handle.onLost(e -> toldAt.compareAndSet(0, System.nanoTime()));

@@ -27,7 +27,8 @@ class ManyLeasesTest {
 
     @Test
     void hundredThreadsTakeAThousandNewLeasesOnTwentyConnections() throws Exception {
-        try (StandaloneLocks standalone = new StandaloneLocks("many", MySqlLockRuntimeConfig.Mode.LEASE)) {
+        try (StandaloneLocks standalone = StandaloneLocks.Settings.of("many").mode(MySqlLockRuntimeConfig.Mode.LEASE)
+                .table("many_lease_lock").start()) {
             int threads = 100;
             int each = 10;
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();

@@ -28,6 +28,26 @@ final class ServerState {
         }
     }
 
+    /**
+     * The client port a server with privilege checks on sees for a session: with a proxy in between, the proxy's end of
+     * that connection.
+     */
+    static int clientPort(TestDatabase server, long connectionId) {
+        String host;
+        try (Connection connection = server.connect();
+                PreparedStatement statement = connection.prepareStatement("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?")) {
+            statement.setLong(1, connectionId);
+            ResultSet rs = statement.executeQuery();
+            host = rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        if (host == null || host.lastIndexOf(':') < 0) {
+            throw new IllegalStateException("Session " + connectionId + " shows no client port: " + host);
+        }
+        return Integer.parseInt(host.substring(host.lastIndexOf(':') + 1));
+    }
+
     /** How many sessions are inside a GET_LOCK wait now. */
     static long waitingInGetLock() {
         return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'");

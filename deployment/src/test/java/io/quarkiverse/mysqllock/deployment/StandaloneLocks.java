@@ -22,36 +22,88 @@ final class StandaloneLocks implements AutoCloseable {
     final AgroalDataSource dataSource;
     final MySqlLockManager locks;
 
+    /**
+     * How a standalone instance is configured; {@link #of(String)} gives the defaults: the shared test server, AUTO,
+     * 8 shared connections, table {@code mysql_lock}, a 2 s ttl, a 10 s keepalive.
+     */
+    record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
+            int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout) {
+
+        static Settings of(String id) {
+            return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
+                    "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10));
+        }
+
+        Settings statementTimeout(Duration limit) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit);
+        }
+
+        Settings on(TestDatabase server) {
+            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout);
+        }
+
+        Settings mode(MySqlLockRuntimeConfig.Mode engine) {
+            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout);
+        }
+
+        Settings replication(boolean replicated) {
+            return withReplication(Optional.of(replicated));
+        }
+
+        Settings withReplication(Optional<Boolean> replicated) {
+            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout);
+        }
+
+        Settings sharedConnections(int shared) {
+            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout);
+        }
+
+        Settings table(String lockTable) {
+            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout);
+        }
+
+        Settings ttl(Duration leaseTtl) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout);
+        }
+
+        Settings keepalive(Duration interval) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout);
+        }
+
+        StandaloneLocks start() {
+            return new StandaloneLocks(this);
+        }
+    }
+
     StandaloneLocks(String instanceId) {
-        this(instanceId, MySqlLockRuntimeConfig.Mode.AUTO);
+        this(Settings.of(instanceId));
     }
 
     StandaloneLocks(String instanceId, MySqlLockRuntimeConfig.Mode mode) {
-        this(TestDatabase.shared(), instanceId, mode, Optional.empty());
+        this(Settings.of(instanceId).mode(mode));
     }
 
     StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication) {
-        this(db, instanceId, mode, replication, 8);
+        this(Settings.of(instanceId).on(db).mode(mode).withReplication(replication));
     }
 
     /** A NAMED manager with at most this many shared connections (0: one per thread holding locks). */
     StandaloneLocks(String instanceId, int sharedConnections) {
-        this(TestDatabase.shared(), instanceId, MySqlLockRuntimeConfig.Mode.NAMED, Optional.empty(), sharedConnections);
+        this(Settings.of(instanceId).mode(MySqlLockRuntimeConfig.Mode.NAMED).sharedConnections(sharedConnections));
     }
 
-    private StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode,
-            Optional<Boolean> replication, int sharedConnections) {
+    private StandaloneLocks(Settings settings) {
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .connectionPoolConfiguration(pool -> pool.maxSize(20).acquisitionTimeout(Duration.ofSeconds(5))
-                            .connectionFactoryConfiguration(factory -> factory.jdbcUrl(db.jdbcUrl())
-                                    .principal(new NamePrincipal(db.user()))
-                                    .credential(new SimplePassword(db.password())))));
+                            .connectionFactoryConfiguration(factory -> factory.jdbcUrl(settings.db().jdbcUrl())
+                                    .principal(new NamePrincipal(settings.db().user()))
+                                    .credential(new SimplePassword(settings.db().password())))));
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
         try {
-            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(instanceId, mode, replication, sharedConnections));
+            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(settings));
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;
@@ -64,8 +116,17 @@ final class StandaloneLocks implements AutoCloseable {
         dataSource.close();
     }
 
-    private record Config(String id, Mode mode, Optional<Boolean> replication, int shared)
-            implements MySqlLockRuntimeConfig {
+    private record Config(Settings settings) implements MySqlLockRuntimeConfig {
+
+        @Override
+        public Mode mode() {
+            return settings.mode();
+        }
+
+        @Override
+        public Optional<Boolean> replication() {
+            return settings.replication();
+        }
 
         @Override
         public Optional<String> namespace() {
@@ -74,7 +135,7 @@ final class StandaloneLocks implements AutoCloseable {
 
         @Override
         public Optional<String> instanceId() {
-            return Optional.of(id);
+            return Optional.of(settings.id());
         }
 
         @Override
@@ -88,6 +149,11 @@ final class StandaloneLocks implements AutoCloseable {
         }
 
         @Override
+        public Duration statementTimeout() {
+            return settings.statementTimeout();
+        }
+
+        @Override
         public ServerFlavor serverFlavor() {
             return ServerFlavor.AUTO;
         }
@@ -97,12 +163,12 @@ final class StandaloneLocks implements AutoCloseable {
             return new Named() {
                 @Override
                 public Duration keepaliveInterval() {
-                    return Duration.ofSeconds(10);
+                    return settings.keepalive();
                 }
 
                 @Override
                 public int sharedConnections() {
-                    return shared;
+                    return settings.sharedConnections();
                 }
             };
         }
@@ -112,7 +178,7 @@ final class StandaloneLocks implements AutoCloseable {
             return new Lease() {
                 @Override
                 public String table() {
-                    return "mysql_lock";
+                    return settings.table();
                 }
 
                 @Override
@@ -122,7 +188,7 @@ final class StandaloneLocks implements AutoCloseable {
 
                 @Override
                 public Duration ttl() {
-                    return Duration.ofSeconds(2);
+                    return settings.ttl();
                 }
 
                 @Override

@@ -7,14 +7,19 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import jakarta.transaction.Status;
+import jakarta.transaction.TransactionManager;
 import jakarta.transaction.Transactional;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -86,6 +91,62 @@ class TransactionScopedLockTest {
         })).get(10, TimeUnit.SECONDS);
     }
 
+    @Test
+    void oneTransactionTakesSeveralLocks() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CompletableFuture<Void> holder = Background.run(() -> work.underLock("txl:two-a", Duration.ZERO, () -> {
+            locks.acquireForTransaction("txl:two-b", Duration.ZERO);
+            held.countDown();
+            await(finish);
+        }));
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        for (String name : new String[] { "txl:two-a", "txl:two-b" }) {
+            assertThatThrownBy(() -> Background.run(() -> work.underLock(name, Duration.ZERO, () -> {
+            })).get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockNotAcquiredException.class);
+        }
+        finish.countDown();
+        holder.get(10, TimeUnit.SECONDS);
+    }
+
+    /** A row that disappears (something deletes or renames lock table rows) is an error, not a lock of nothing. */
+    @Test
+    void aMissingRowIsAnErrorNotALock() {
+        ServerState.update("CREATE TRIGGER txl_rename BEFORE INSERT ON mysql_lock FOR EACH ROW"
+                + " SET NEW.name = IF(NEW.name = 'txl:renamed', 'txl:renamed-elsewhere', NEW.name)");
+        try {
+            assertThatThrownBy(() -> work.underLock("txl:renamed", Duration.ZERO, () -> {
+            })).isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("missing")
+                    .hasMessageContaining("txl:renamed");
+        } finally {
+            ServerState.update("DROP TRIGGER txl_rename");
+        }
+    }
+
+    /**
+     * InnoDB rolls the whole transaction back on a deadlock: a caller that catches the exception and goes on must not
+     * commit only what came after, so the JTA transaction is marked rollback-only.
+     */
+    @Test
+    void aDeadlockMarksTheTransactionRollbackOnly() throws Exception {
+        ServerState.update("CREATE TABLE IF NOT EXISTS txl_side (owner VARCHAR(10) PRIMARY KEY)");
+        CountDownLatch bothHoldOne = new CountDownLatch(2);
+        AtomicReference<LockNotAcquiredException> victim = new AtomicReference<>();
+        AtomicInteger statusAfterDeadlock = new AtomicInteger(-1);
+        CompletableFuture<Void> first = Background.run(() -> work.crossing("a", "txl:dl-a", "txl:dl-b", bothHoldOne,
+                victim, statusAfterDeadlock));
+        CompletableFuture<Void> second = Background.run(() -> work.crossing("b", "txl:dl-b", "txl:dl-a", bothHoldOne,
+                victim, statusAfterDeadlock));
+        CompletableFuture.allOf(first, second).exceptionally(e -> null).get(30, TimeUnit.SECONDS);
+
+        assertThat(victim.get()).as("one transaction was the deadlock's victim").isNotNull();
+        assertThat(victim.get().reason()).as(victim.get().getMessage()).isEqualTo(LockNotAcquiredException.Reason.DEADLOCK);
+        assertThat(victim.get().getMessage()).contains("rollback-only");
+        assertThat(statusAfterDeadlock.get()).isEqualTo(Status.STATUS_MARKED_ROLLBACK);
+        // the victim wrote its row after catching the exception: it must not have been committed
+        assertThat(ServerState.queryLong("SELECT COUNT(*) FROM txl_side")).isEqualTo(1);
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             latch.await(30, TimeUnit.SECONDS);
@@ -98,6 +159,39 @@ class TransactionScopedLockTest {
     public static class Work {
         @Inject
         LockManager locks;
+
+        @Inject
+        TransactionManager transactions;
+
+        @Inject
+        AgroalDataSource dataSource;
+
+        /** Locks one name, then the other; a deadlock victim records what it saw and writes its row anyway. */
+        @Transactional
+        public void crossing(String owner, String firstName, String secondName, CountDownLatch bothHoldOne,
+                AtomicReference<LockNotAcquiredException> victim, AtomicInteger statusAfterDeadlock) {
+            locks.acquireForTransaction(firstName, Duration.ZERO);
+            bothHoldOne.countDown();
+            await(bothHoldOne);
+            try {
+                locks.acquireForTransaction(secondName, Duration.ofSeconds(10));
+            } catch (LockNotAcquiredException e) {
+                victim.set(e);
+                try {
+                    statusAfterDeadlock.set(transactions.getStatus());
+                } catch (jakarta.transaction.SystemException status) {
+                    throw new IllegalStateException(status);
+                }
+            }
+            try (java.sql.Connection connection = dataSource.getConnection();
+                    java.sql.PreparedStatement insert = connection
+                            .prepareStatement("INSERT INTO txl_side (owner) VALUES (?)")) {
+                insert.setString(1, owner);
+                insert.executeUpdate();
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
 
         @Transactional
         public void underLock(String name, Duration wait, Runnable inside) {

@@ -20,16 +20,18 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * A lock manager per MySQL/MariaDB datasource, injected with {@code @DataSource("name")}, each with its own engine
- * decision: here the default datasource is a plain URL (NAMED) and "orders" has driver auto-reconnect on (LEASE).
+ * decision: here the default datasource is a plain URL (NAMED) and "orders", in a schema of its own (so a lock table and
+ * a fleet of its own), has driver auto-reconnect on (LEASE).
  */
 class TwoDataSourcesTest {
 
     static final TestDatabase DB = TestDatabase.shared();
+    static final String ORDERS_URL = ordersSchema();
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()
             .overrideConfigKey("quarkus.datasource.orders.db-kind", "mysql")
-            .overrideConfigKey("quarkus.datasource.orders.jdbc.url", DB.jdbcUrl())
+            .overrideConfigKey("quarkus.datasource.orders.jdbc.url", ORDERS_URL)
             .overrideConfigKey("quarkus.datasource.orders.username", DB.user())
             .overrideConfigKey("quarkus.datasource.orders.password", DB.password())
             .overrideConfigKey("quarkus.datasource.orders.devservices.enabled", "false")
@@ -50,6 +52,11 @@ class TwoDataSourcesTest {
     @Readiness
     io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck health;
 
+    private static String ordersSchema() {
+        DB.execute("CREATE DATABASE IF NOT EXISTS orders_locks");
+        return DB.jdbcUrl().replaceFirst("/[^/?]*(\\?|$)", "/orders_locks$1");
+    }
+
     @Test
     void eachDataSourceHasItsOwnManagerAndEngine() throws Exception {
         assertThat(locks.mode()).isEqualTo(LockMode.NAMED);
@@ -58,7 +65,7 @@ class TwoDataSourcesTest {
 
         try (LockHandle named = locks.acquire("two-ds:x", Duration.ZERO);
                 LockHandle lease = orderLocks.acquire("two-ds:x", Duration.ZERO)) {
-            // different engines: a named lock and a lease of the same name do not exclude each other
+            // different lock tables, fleets and engines: a named lock and a lease of the same name are two locks
             assertThat(named.isValid()).isTrue();
             assertThat(lease.isValid()).isTrue();
             assertThat(sameAsDefault.tryAcquire("two-ds:x")).as("the default manager, by either qualifier").isPresent();

@@ -1,10 +1,9 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.util.concurrent.Executor;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
 import io.smallrye.mutiny.subscription.UniSubscription;
@@ -13,62 +12,112 @@ import io.vertx.core.Vertx;
 
 /**
  * A {@code Uni} that acquires a lock on a worker thread at subscription and delivers the result on the subscriber's
- * Vert.x context when it has one (so the work that follows runs where it was started, on its event loop). Exactly one
- * of delivery and cancellation wins: a handle granted after the subscriber cancelled is released, never dropped.
+ * Vert.x context when it has one (so the work that follows runs where it was started, on its event loop).
+ * <p>
+ * A granted handle is never left held by a cancelled subscription. The grant and its delivery are two steps, with the
+ * context's queue between them: a cancellation that comes before the grant releases it when it comes, and one that
+ * comes between the grant and the delivery releases it instead of delivering it. A cancellation that comes while the
+ * subscriber takes the handle, or later, releases it too, reported lost with reason {@code CANCELLED}: Mutiny's
+ * operators drop an item that races a cancellation (a time-out firing as the handle arrives), and nothing tells this
+ * {@code Uni} whether the handle went on, so a subscriber that kept it is told instead. That is also what cancelling a
+ * {@code @Locked} method's {@code Uni} does: cancelling the pipeline ends its lock.
  */
-final class AsyncAcquisition extends AbstractUni<LockHandle> {
+final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> {
 
-    private static final int WAITING = 0;
-    private static final int CANCELLED = 1;
-    private static final int DONE = 2;
-
-    private final Supplier<LockHandle> acquisition;
+    private final Supplier<H> acquisition;
     private final Executor worker;
 
-    AsyncAcquisition(Supplier<LockHandle> acquisition, Executor worker) {
+    AsyncAcquisition(Supplier<H> acquisition, Executor worker) {
         this.acquisition = acquisition;
         this.worker = worker;
     }
 
     @Override
-    public void subscribe(UniSubscriber<? super LockHandle> subscriber) {
-        Context context = Vertx.currentContext();
-        AtomicInteger state = new AtomicInteger(WAITING);
-        subscriber.onSubscribe(new UniSubscription() {
-            @Override
-            public void cancel() {
-                state.compareAndSet(WAITING, CANCELLED);
-            }
-        });
+    public void subscribe(UniSubscriber<? super H> subscriber) {
+        Delivery delivery = new Delivery(subscriber, Vertx.currentContext());
+        subscriber.onSubscribe(delivery);
         try {
-            worker.execute(() -> {
-                LockHandle handle;
-                try {
-                    handle = acquisition.get();
-                } catch (Throwable failure) {
-                    if (state.compareAndSet(WAITING, DONE)) {
-                        deliver(context, () -> subscriber.onFailure(failure));
-                    }
-                    return;
-                }
-                if (state.compareAndSet(WAITING, DONE)) {
-                    deliver(context, () -> subscriber.onItem(handle));
-                } else {
-                    handle.release();
-                }
-            });
+            worker.execute(delivery::acquire);
         } catch (RuntimeException rejected) {
-            if (state.compareAndSet(WAITING, DONE)) {
-                subscriber.onFailure(rejected);
-            }
+            delivery.fail(rejected);
         }
     }
 
-    private static void deliver(Context context, Runnable delivery) {
-        if (context == null) {
-            delivery.run();
-        } else {
-            context.runOnContext(ignored -> delivery.run());
+    /** The states of one subscription: waiting, then granted (the handle itself), then delivered; or cancelled. */
+    private static final Object WAITING = new Object();
+    private static final Object CANCELLED = new Object();
+    private static final Object DONE = new Object();
+
+    private final class Delivery implements UniSubscription {
+
+        private final UniSubscriber<? super H> subscriber;
+        private final Context context;
+        /** WAITING, the granted handle before its delivery, DONE once delivered or failed, or CANCELLED. */
+        private final AtomicReference<Object> state = new AtomicReference<>(WAITING);
+        /** The handle given to the subscriber, set before it is. */
+        private volatile H delivered;
+
+        Delivery(UniSubscriber<? super H> subscriber, Context context) {
+            this.subscriber = subscriber;
+            this.context = context;
+        }
+
+        void acquire() {
+            H handle;
+            try {
+                handle = acquisition.get();
+            } catch (Throwable failure) {
+                fail(failure);
+                return;
+            }
+            if (handle == null) {
+                // nothing held (a tick that already ran): an empty item
+                if (state.compareAndSet(WAITING, DONE)) {
+                    onContext(() -> subscriber.onItem(null));
+                }
+                return;
+            }
+            if (!state.compareAndSet(WAITING, handle)) {
+                handle.release(); // cancelled while waiting for the lock
+                return;
+            }
+            onContext(() -> {
+                delivered = handle;
+                if (state.compareAndSet(handle, DONE)) {
+                    subscriber.onItem(handle);
+                } else {
+                    handle.release(); // cancelled while the delivery waited for the context
+                }
+            });
+        }
+
+        void fail(Throwable failure) {
+            if (state.compareAndSet(WAITING, DONE)) {
+                onContext(() -> subscriber.onFailure(failure));
+            }
+        }
+
+        @Override
+        public void cancel() {
+            Object previous = state.getAndSet(CANCELLED);
+            if (previous == DONE) {
+                H handle = delivered;
+                if (handle != null) {
+                    handle.abandon("its acquireAsync subscription was cancelled after the handle was delivered (a"
+                            + " time-out racing the grant, in which race Mutiny drops the handle, or the pipeline"
+                            + " cancelled)");
+                }
+            } else if (previous != WAITING && previous != CANCELLED) {
+                ((ControlledHandle) previous).release();
+            }
+        }
+
+        private void onContext(Runnable delivery) {
+            if (context == null) {
+                delivery.run();
+            } else {
+                context.runOnContext(ignored -> delivery.run());
+            }
         }
     }
 }

@@ -6,6 +6,12 @@ public interface HoldEngine<L extends HeldLock> {
     /** Ends one hold; the lock is released when its last hold ends. */
     void release(L lock);
 
+    /**
+     * Ends the lock's only hold, telling its holders first that it is lost (reason {@code CANCELLED}): for an
+     * asynchronous hold whose handle may have been dropped on its way to the application.
+     */
+    void abandon(L lock, String message);
+
     /** The lock's fencing token. */
     long fencingToken(L lock);
 

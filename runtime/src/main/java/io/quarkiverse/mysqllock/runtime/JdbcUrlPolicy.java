@@ -18,7 +18,9 @@ public final class JdbcUrlPolicy {
     private static final Pattern MULTI_HOST_SCHEME = Pattern
             .compile("^jdbc:(mysql:(replication|loadbalance)|mysql\\+srv(:\\w+)?|mariadb:(replication|loadbalance|sequential|aurora|failover|load-balance-read)):.*");
     private static final Pattern AUTHORITY = Pattern.compile("^jdbc:[a-z+:]+//([^/?]*)");
-    private static final Pattern RECONNECT = Pattern.compile("(?i)(?:^|[?&;])(autoReconnect|autoReconnectForPools)=(true|yes|1)");
+    /** In the query string, and in a host's own properties: {@code address=(host=h)(k=v)}, {@code (host=h,k=v)}. */
+    private static final Pattern RECONNECT = Pattern.compile(
+            "(?i)(?:^|[?&;(,])\\s*(autoReconnect|autoReconnectForPools)\\s*=\\s*(true|yes|1)\\s*(?=$|[&;),])");
 
     private JdbcUrlPolicy() {
     }
@@ -39,8 +41,9 @@ public final class JdbcUrlPolicy {
                     + " reaches a server where the lock is free");
         }
         Matcher authority = AUTHORITY.matcher(lower);
-        if (authority.find() && (authority.group(1).contains(",") || authority.group(1).indexOf("address=") != authority
-                .group(1).lastIndexOf("address="))) {
+        // commas inside a host's parentheses separate its properties, not hosts: (host=h,port=3306)
+        String hosts = authority.find() ? authority.group(1).replaceAll("\\([^)]*\\)", "()") : "";
+        if (hosts.contains(",") || hosts.indexOf("address=") != hosts.lastIndexOf("address=")) {
             return Optional.of("its JDBC URL '" + url + "' lists several hosts (failover)."
                     + " Named locks live in one server's memory and are not replicated: a connection that fails over"
                     + " reaches a server where the lock is free");

@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.runtime;
 import java.util.List;
 import java.util.Optional;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 
@@ -25,7 +24,7 @@ public interface LockEngine extends AutoCloseable {
      * @return the handle, or null if busy and {@code throwIfBusy} is false
      * @throws io.quarkiverse.mysqllock.LockNotAcquiredException for every other failure, and when busy if asked
      */
-    LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+    ControlledHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
             long leaseCapNanos);
 
     boolean isLocked(String name, String serverName);

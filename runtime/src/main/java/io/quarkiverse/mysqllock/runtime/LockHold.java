@@ -1,21 +1,33 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 
-/** One hold of a lock: each acquisition, nested or not, gets its own handle to release once. */
-public final class LockHold<L extends HeldLock> implements LockHandle {
+/**
+ * One hold of a lock: each acquisition, nested or not, gets its own handle to release once. A hold taken by a thread
+ * for itself belongs to that thread's call until it is released or detached; another thread using the handle detaches
+ * it, since the handle then serves that thread's work.
+ */
+public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     private final L lock;
     private final HoldEngine<L> engine;
     private final AtomicBoolean released = new AtomicBoolean();
+    /** The thread whose own call this hold is, until detached. */
+    private final AtomicReference<Thread> call;
 
-    public LockHold(L lock, HoldEngine<L> engine) {
+    /** @param owner the thread whose own call takes this hold (it may nest onto it), or null for an asynchronous one */
+    public LockHold(L lock, HoldEngine<L> engine, Thread owner) {
         this.lock = lock;
         this.engine = engine;
+        this.call = new AtomicReference<>(owner);
+        if (owner != null) {
+            lock.attach(owner);
+        }
     }
 
     @Override
@@ -25,6 +37,7 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
 
     @Override
     public long fencingToken() {
+        usedBy(Thread.currentThread());
         if (released.get()) {
             throw new IllegalStateException("Lock '" + lock.name + "' was released: its fencing token is no longer valid");
         }
@@ -38,6 +51,7 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
 
     @Override
     public boolean isValid() {
+        usedBy(Thread.currentThread());
         return !released.get() && engine.isValid(lock);
     }
 
@@ -46,6 +60,7 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
         if (listener == null) {
             throw new IllegalArgumentException("onLost listener must not be null");
         }
+        usedBy(Thread.currentThread());
         if (!lock.addListener(listener)) {
             listener.accept(lock.lost);
         }
@@ -55,7 +70,41 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
     @Override
     public void release() {
         if (released.compareAndSet(false, true)) {
+            detach();
             engine.release(lock);
+        }
+    }
+
+    @Override
+    public void abandon(String why) {
+        if (released.compareAndSet(false, true)) {
+            detach();
+            engine.abandon(lock, "Lock '" + lock.name + "' was released: " + why);
+        }
+    }
+
+    @Override
+    public LockLostException releaseReportingLoss() {
+        release();
+        return lock.lost;
+    }
+
+    @Override
+    public LockLostException loss() {
+        return engine.isValid(lock) ? null : lock.lost;
+    }
+
+    @Override
+    public void detach() {
+        if (call.getAndSet(null) != null) {
+            lock.detachOne();
+        }
+    }
+
+    private void usedBy(Thread thread) {
+        Thread owner = call.get();
+        if (owner != null && owner != thread) {
+            detach();
         }
     }
 
@@ -66,6 +115,6 @@ public final class LockHold<L extends HeldLock> implements LockHandle {
 
     @Override
     public String toString() {
-        return "LockHandle[" + lock.name + (isValid() ? ", held" : lock.lost != null ? ", lost" : ", released") + "]";
+        return "LockHandle[" + lock.name + (released.get() ? ", released" : lock.lost != null ? ", lost" : ", held") + "]";
     }
 }

@@ -8,15 +8,15 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 
 /** A handle that reports its hold time when it is first released. */
-final class MeteredHandle implements LockHandle {
+final class MeteredHandle implements ControlledHandle {
 
-    private final LockHandle handle;
+    private final ControlledHandle handle;
     private final LockMetrics metrics;
     private final LockMode engine;
     private final long since = System.nanoTime();
     private final AtomicBoolean released = new AtomicBoolean();
 
-    MeteredHandle(LockHandle handle, LockMetrics metrics, LockMode engine) {
+    MeteredHandle(ControlledHandle handle, LockMetrics metrics, LockMode engine) {
         this.handle = handle;
         this.metrics = metrics;
         this.engine = engine;
@@ -45,10 +45,36 @@ final class MeteredHandle implements LockHandle {
 
     @Override
     public void release() {
+        heldUntilNow();
+        handle.release();
+    }
+
+    private void heldUntilNow() {
         if (released.compareAndSet(false, true)) {
             metrics.held(engine, System.nanoTime() - since);
         }
-        handle.release();
+    }
+
+    @Override
+    public LockLostException releaseReportingLoss() {
+        release();
+        return handle.releaseReportingLoss();
+    }
+
+    @Override
+    public LockLostException loss() {
+        return handle.loss();
+    }
+
+    @Override
+    public void detach() {
+        handle.detach();
+    }
+
+    @Override
+    public void abandon(String why) {
+        heldUntilNow();
+        handle.abandon(why);
     }
 
     @Override

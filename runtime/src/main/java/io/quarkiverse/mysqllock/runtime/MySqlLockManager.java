@@ -88,25 +88,27 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         if (action == null) {
             throw new IllegalArgumentException("withLock action must not be null");
         }
-        LockHandle handle = acquire(name, wait);
+        String serverName = names.serverName(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("withLock");
+        ControlledHandle handle = engine.acquire(name, serverName, waitNanos, true, true, 0);
         T result;
         try {
             result = action.call();
         } catch (Throwable failure) {
-            LockLostException lost = lossOf(handle);
-            handle.release();
+            LockLostException lost = handle.releaseReportingLoss();
             if (lost != null) {
-                failure.addSuppressed(lost);
+                failure.addSuppressed(ControlledHandle.lostDuring("the withLock action", lost));
             }
             if (failure instanceof RuntimeException || failure instanceof Error) {
                 throw sneaky(failure);
             }
             throw new CompletionException(failure);
         }
-        LockLostException lost = lossOf(handle);
-        handle.release();
+        // The release itself may find the loss (a session killed since the last keepalive, a lease taken over).
+        LockLostException lost = handle.releaseReportingLoss();
         if (lost != null) {
-            throw lost;
+            throw ControlledHandle.lostDuring("the withLock action", lost);
         }
         return result;
     }
@@ -123,15 +125,17 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     @Override
+    @SuppressWarnings("unchecked")
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
-        return acquireAsync(name, wait, Duration.ZERO);
+        // a producer of ControlledHandle is a producer of LockHandle
+        return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, wait, Duration.ZERO);
     }
 
     /**
      * For {@code @Locked}: acquires with a lease cap ({@code atMostFor}, 0 for none), blocking (null if busy and
      * {@code throwIfBusy} is false) or asynchronously.
      */
-    public LockHandle acquire(String name, Duration wait, Duration atMostFor, boolean throwIfBusy) {
+    public ControlledHandle acquire(String name, Duration wait, Duration atMostFor, boolean throwIfBusy) {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
@@ -139,15 +143,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     /** As {@link #acquire(String, Duration, Duration, boolean)}, without blocking the caller. */
-    public Uni<LockHandle> acquireAsync(String name, Duration wait, Duration atMostFor) {
+    public Uni<ControlledHandle> acquireAsync(String name, Duration wait, Duration atMostFor) {
         return acquireAsync(name, wait, atMostFor, UnaryOperator.identity());
     }
 
     /** Acquires on a worker thread, then applies {@code then} to the handle there (it may block). */
-    private Uni<LockHandle> acquireAsync(String name, Duration wait, Duration atMostFor, UnaryOperator<LockHandle> then) {
+    private Uni<ControlledHandle> acquireAsync(String name, Duration wait, Duration atMostFor,
+            UnaryOperator<ControlledHandle> then) {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition(
+        return new AsyncAcquisition<>(
                 () -> then.apply(engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos())), worker);
     }
 
@@ -159,16 +164,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      *
      * @param tick the scheduled fire time of this run, in epoch milliseconds
      */
-    public LockHandle acquireTick(String name, Duration wait, Duration atMostFor, long tick) {
+    public ControlledHandle acquireTick(String name, Duration wait, Duration atMostFor, long tick) {
         return claimTick(name, acquire(name, wait, atMostFor, false), tick);
     }
 
     /** As {@link #acquireTick}, without blocking the caller: a null item when the tick already ran. */
-    public Uni<LockHandle> acquireTickAsync(String name, Duration wait, Duration atMostFor, long tick) {
+    public Uni<ControlledHandle> acquireTickAsync(String name, Duration wait, Duration atMostFor, long tick) {
         return acquireAsync(name, wait, atMostFor, handle -> claimTick(name, handle, tick));
     }
 
-    private LockHandle claimTick(String name, LockHandle handle, long tick) {
+    private <H extends LockHandle> H claimTick(String name, H handle, long tick) {
         if (handle == null) {
             return null;
         }
@@ -299,15 +304,6 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
                     + " event-loop thread (" + Thread.currentThread().getName() + "). Use acquireAsync, or run the"
                     + " code on a worker thread (@Blocking, @RunOnVirtualThread)");
         }
-    }
-
-    private static LockLostException lossOf(LockHandle handle) {
-        if (handle.isValid()) {
-            return null;
-        }
-        LockLostException[] lost = new LockLostException[1];
-        handle.onLost(e -> lost[0] = e);
-        return lost[0];
     }
 
     @SuppressWarnings("unchecked")

@@ -8,6 +8,7 @@ import jakarta.transaction.TransactionManager;
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -42,6 +43,7 @@ public final class MySqlLockManagerFactory {
         }
         requireNotNegative("quarkus.mysql-lock.default-wait", config.defaultWait());
         requireNotNegative("quarkus.mysql-lock.connection-wait", config.connectionWait());
+        requirePositive("quarkus.mysql-lock.statement-timeout", config.statementTimeout());
         LockNames names;
         LockTable table;
         try {
@@ -74,15 +76,25 @@ public final class MySqlLockManagerFactory {
         }
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
-        ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait());
+        ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
+                config.statementTimeout(), config.serverFlavor(), transactions);
+        Duration keepalive = config.named().keepaliveInterval();
+        // A membership outlives three renewals of either engine, and the lease ttl.
+        Duration memberTtl = max(ttl, keepalive.multipliedBy(3));
         SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
-                identity,
-                () -> new NamedLockEngine(connections, table, identity, config.serverFlavor(),
-                        config.named().keepaliveInterval(), config.named().sharedConnections(), metrics),
-                () -> new LeaseEngine(connections, table, identity, ttl, renewInterval, metrics), metrics);
+                new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
+                keepalive, renewInterval,
+                membership -> new NamedLockEngine(connections, table, identity, keepalive,
+                        config.named().sharedConnections(), metrics, membership),
+                membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, metrics, membership),
+                metrics);
         engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
+    }
+
+    private static Duration max(Duration a, Duration b) {
+        return a.compareTo(b) >= 0 ? a : b;
     }
 
     private static void requirePositive(String property, Duration value) {

@@ -55,6 +55,15 @@ public interface MySqlLockRuntimeConfig {
     Duration connectionWait();
 
     /**
+     * The longest any statement of the engines may go without an answer, beyond the waits it was asked to make (a
+     * {@code GET_LOCK} wait; a row-lock wait, up to the server's {@code innodb_lock_wait_timeout}). A statement with no
+     * answer in time is abandoned and its connection closed: the network or the server stalled. Locks held on that
+     * connection are reported lost to their holders; one stalled connection never delays the checks of the others.
+     */
+    @WithDefault("10s")
+    Duration statementTimeout();
+
+    /**
      * Which server's {@code GET_LOCK} semantics to use: {@code auto} reads the server version; {@code mysql} waits in
      * whole seconds on the server and polls for the fraction; {@code mariadb} passes fractional waits to the server.
      */

@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.runtime;
 import java.sql.SQLException;
 import java.util.function.Supplier;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 
 /** Cluster-wide run-once: the lock of the name, and a completion time in the name's row of the lock table. */
@@ -22,26 +21,33 @@ public final class RunOnce {
         return connections.dataSourceName();
     }
 
-    public boolean run(String name, String serverName, Runnable action, Supplier<LockHandle> lock) {
+    public boolean run(String name, String serverName, Runnable action, Supplier<ControlledHandle> lock) {
         if (completed(name, serverName)) {
             return false;
         }
-        LockHandle handle = lock.get();
+        ControlledHandle handle = lock.get();
+        boolean ran;
         try {
             // Whoever held the lock before may have completed it meanwhile.
-            if (completed(name, serverName)) {
-                return false;
+            ran = !completed(name, serverName);
+            if (ran) {
+                action.run();
+                record(name, serverName);
             }
-            action.run();
-            record(name, serverName);
-            if (!handle.isValid()) {
-                throw new LockLostException(name, LockLostException.Reason.NOT_HELD, "The run-once '" + name
-                        + "' completed, but its lock was lost while it ran: another instance may have run it too", null);
+        } catch (Throwable failure) {
+            LockLostException lost = handle.releaseReportingLoss();
+            if (lost != null) {
+                failure.addSuppressed(ControlledHandle.lostDuring("the run-once", lost));
             }
-            return true;
-        } finally {
-            handle.release();
+            throw failure;
         }
+        // The release itself may find the loss (a session killed since the last keepalive, a lease taken over).
+        LockLostException lost = handle.releaseReportingLoss();
+        if (ran && lost != null) {
+            throw new LockLostException(name, lost.reason(), "The run-once '" + name + "' completed, but its lock was"
+                    + " lost while it ran: another instance may have run it too. " + lost.getMessage(), lost);
+        }
+        return ran;
     }
 
     /**

@@ -7,23 +7,26 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.function.Supplier;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
+import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.topology.Topology;
 import io.quarkiverse.mysqllock.runtime.topology.TopologyProbe;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 /**
- * Chooses the engine once, by {@code quarkus.mysql-lock.mode} and the database's topology, and logs why. The choice
- * is made at start-up when the database answers, else at first use: an application whose database is down starts
- * anyway.
+ * Chooses the engine once, by {@code quarkus.mysql-lock.mode}, the database's topology and what the fleet of instances
+ * sharing the lock table agreed on ({@link EngineAgreement}), and logs why. The choice is made at start-up when the
+ * database answers, else at first use: an application whose database is down starts anyway.
  */
 public final class SelectingEngine implements LockEngine {
 
@@ -35,34 +38,51 @@ public final class SelectingEngine implements LockEngine {
     private final ConnectionSource connections;
     private final String identity;
     private final LockTable table;
-    private final Supplier<LockEngine> named;
-    private final Supplier<LockEngine> lease;
+    private final EngineAgreement agreement;
+    /** How long a membership of the fleet lasts, and how long before its end each engine counts it as lapsed. */
+    private final long memberTtlNanos;
+    private final long namedMarginNanos;
+    private final long leaseMarginNanos;
+    private final Function<Membership, LockEngine> named;
+    private final Function<Membership, LockEngine> lease;
     private volatile LockEngine chosen;
+    private volatile Membership membership;
     private volatile String reason;
+    private volatile String afterReadOnly;
     private final LockMetrics metrics;
 
+    /**
+     * @param memberTtl how long this instance's membership of its fleet lasts unless renewed
+     * @param namedMargin, leaseMargin how often each engine renews it: it counts as lapsed this long before its end
+     */
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
-            ConnectionSource connections, LockTable table, String identity, Supplier<LockEngine> named,
-            Supplier<LockEngine> lease, LockMetrics metrics) {
+            ConnectionSource connections, LockTable table, EngineAgreement agreement, String identity, Duration memberTtl,
+            Duration namedMargin, Duration leaseMargin, Function<Membership, LockEngine> named,
+            Function<Membership, LockEngine> lease, LockMetrics metrics) {
         this.metrics = metrics;
         this.table = table;
+        this.agreement = agreement;
         this.mode = mode;
         this.replication = replication;
         this.urlProblem = urlProblem;
         this.connections = connections;
         this.identity = identity;
+        this.memberTtlNanos = memberTtl.toNanos();
+        this.namedMarginNanos = namedMargin.toNanos();
+        this.leaseMarginNanos = leaseMargin.toNanos();
         this.named = named;
         this.lease = lease;
+        connections.onReadOnly(this::recheckTopology);
     }
 
     /**
      * Chooses now if the database answers, and checks the lock table when its creation is disabled. A refusal (NAMED on
-     * Galera, a missing table, ...) stops the start-up.
+     * Galera, a fleet that uses the other engine, a missing table, ...) stops the start-up.
      */
     public void chooseIfPossible() {
         try {
-            engine();
             verifyTable();
+            engine();
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
@@ -86,10 +106,67 @@ public final class SelectingEngine implements LockEngine {
     }
 
     private void choose() {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements("(engine choice)", 0);
+            Connection raw = borrowed.raw();
+            ServerVersion server = connections.server(raw);
+            Proposal proposal = propose(raw, server);
+            long sentAt = System.nanoTime();
+            EngineAgreement.Outcome outcome = agree(raw, proposal);
+            EngineAgreement.Refusal first = outcome.refusal();
+            if (first != null && first.retryAfterNanos() > 0) {
+                // Members of the other engine may be dead: wait while none renews, until their memberships expire.
+                long until = System.nanoTime() + first.retryAfterNanos() + TimeUnit.MILLISECONDS.toNanos(200);
+                LOG.infof("Waiting up to %d ms for the fleet's other instances to stop, unless one renews: %s",
+                        TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()), first.message());
+                while (outcome.refusal() != null && outcome.refusal().latestExpiryMicros() <= first.latestExpiryMicros()
+                        && System.nanoTime() - until < 0) {
+                    TimeUnit.MILLISECONDS.sleep(250);
+                    sentAt = System.nanoTime();
+                    outcome = agree(raw, proposal);
+                }
+            }
+            if (outcome.refusal() != null) {
+                throw new ConfigurationException(outcome.refusal().message() + " (datasource '"
+                        + connections.dataSourceName() + "')");
+            }
+            connections.giveBack(borrowed);
+            borrowed = null;
+            EngineAgreement.Decision decision = outcome.decision();
+            boolean isNamed = decision.mode() == LockMode.NAMED;
+            Membership membership = new Membership(connections, agreement, decision, memberTtlNanos,
+                    isNamed ? namedMarginNanos : leaseMarginNanos, sentAt);
+            decide(isNamed ? named : lease, membership, decision.mode(), decision.reason());
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not choose the lock engine of datasource '"
+                    + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while choosing the lock engine", e);
+        } finally {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+        }
+    }
+
+    private EngineAgreement.Outcome agree(Connection raw, Proposal proposal) throws SQLException {
+        try {
+            return table.withTable(raw, () -> agreement.agree(raw, proposal, memberTtlNanos));
+        } catch (IllegalStateException missingTable) {
+            throw new ConfigurationException(missingTable.getMessage(), missingTable);
+        }
+    }
+
+    /** What this instance would choose on its own, by its configuration and the server; or why it cannot start. */
+    private Proposal propose(Connection raw, ServerVersion server) throws SQLException {
+        Optional<String> versionProblem = server.namedLockProblem();
         switch (mode) {
-            case LEASE -> decide(lease, LockMode.LEASE, "quarkus.mysql-lock.mode=lease");
-            case NAMED -> {
-                Topology topology = probe();
+            case LEASE:
+                return new Proposal(LockMode.LEASE, "quarkus.mysql-lock.mode=lease", true, Optional.empty());
+            case NAMED: {
+                Topology topology = TopologyProbe.probe(raw, server.mariaDb());
                 if (topology.galera()) {
                     throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
                             + " locks are not shared between nodes");
@@ -98,20 +175,63 @@ public final class SelectingEngine implements LockEngine {
                     throw refusal("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
                             + " Named locks taken there are invisible to the primary");
                 }
-                decide(named, LockMode.NAMED, "quarkus.mysql-lock.mode=named");
-            }
-            case AUTO -> {
-                Topology topology = TopologyProbe.fromConfiguration(replication, urlProblem).orElseGet(this::probe);
-                if (topology.replicated() || topology.galera()) {
-                    decide(lease, LockMode.LEASE, "replication is configured: " + topology.reason()
-                            + " (named locks are not replicated)");
-                } else if (topology.readOnly()) {
-                    decide(lease, LockMode.LEASE, "the server is read-only (a replica, or a primary being failed"
-                            + " over), where named locks would be invisible to the primary");
-                } else {
-                    decide(named, LockMode.NAMED, "no replication is configured: " + topology.reason());
+                if (versionProblem.isPresent()) {
+                    throw refusal(versionProblem.get());
                 }
+                return new Proposal(LockMode.NAMED, "quarkus.mysql-lock.mode=named", true, Optional.empty());
             }
+            default: {
+                Optional<Topology> configured = TopologyProbe.fromConfiguration(replication, urlProblem);
+                Topology topology = configured.isPresent() ? configured.get() : TopologyProbe.probe(raw, server.mariaDb());
+                if (topology.unseen() != null) {
+                    LOG.warnf("Replication detection on datasource '%s': %s. If replicas read it, set"
+                            + " quarkus.mysql-lock.replication=true (the LEASE engine): named locks are not replicated."
+                            + " Set it to false to choose NAMED without detection", connections.dataSourceName(),
+                            topology.unseen());
+                }
+                Optional<String> namedImpossible = urlProblem
+                        .or(() -> topology.galera() ? Optional.of("the server is a Galera cluster node") : Optional.empty())
+                        .or(() -> topology.readOnly() ? Optional.of("the server is read-only") : Optional.empty())
+                        .or(() -> versionProblem);
+                if (topology.replicated() || topology.galera()) {
+                    return new Proposal(LockMode.LEASE, "replication is configured: " + topology.reason()
+                            + " (named locks are not replicated)", false, namedImpossible);
+                }
+                if (topology.readOnly()) {
+                    return new Proposal(LockMode.LEASE, "the server is read-only (a replica, or a primary being failed"
+                            + " over), where named locks would be invisible to the primary", false, namedImpossible);
+                }
+                if (versionProblem.isPresent()) {
+                    return new Proposal(LockMode.LEASE, versionProblem.get(), false, namedImpossible);
+                }
+                return new Proposal(LockMode.NAMED, "no replication is configured: " + topology.reason(), false,
+                        namedImpossible);
+            }
+        }
+    }
+
+    /**
+     * After the pool was found on a read-only server (a failover that demoted the primary): what new connections reach
+     * now, logged and kept for the health check. The engine stays the one the fleet agreed on.
+     */
+    private void recheckTopology() {
+        try {
+            Topology topology = connections.query("(topology check)", "check the topology",
+                    raw -> TopologyProbe.probe(raw, connections.server(raw).mariaDb()));
+            LockEngine engine = chosen;
+            afterReadOnly = (topology.readOnly() ? "new connections still reach a read-only server"
+                    : "new connections reach a writable server") + "; it reports: " + topology.reason();
+            if (engine != null && engine.mode() == LockMode.NAMED && (topology.replicated() || topology.galera())) {
+                LOG.warnf("The lock database of datasource '%s' failed over: %s. This fleet uses the NAMED engine, whose"
+                        + " locks are not replicated: to move it to leases, stop every instance and start them with"
+                        + " quarkus.mysql-lock.mode=lease", connections.dataSourceName(), afterReadOnly);
+            } else {
+                LOG.infof("The lock database of datasource '%s' was found read-only: %s", connections.dataSourceName(),
+                        afterReadOnly);
+            }
+        } catch (RuntimeException e) {
+            LOG.infof("The lock database of datasource '%s' was found read-only, and checking it again failed: %s",
+                    connections.dataSourceName(), e.getMessage());
         }
     }
 
@@ -137,9 +257,10 @@ public final class SelectingEngine implements LockEngine {
                 + connections.dataSourceName() + "': " + why + ". Use quarkus.mysql-lock.mode=lease (or auto).");
     }
 
-    private void decide(Supplier<LockEngine> engine, LockMode lockMode, String why) {
+    private void decide(Function<Membership, LockEngine> engine, Membership member, LockMode lockMode, String why) {
         reason = why;
-        LockEngine made = engine.get();
+        membership = member;
+        LockEngine made = engine.apply(member);
         chosen = made;
         metrics.engineChosen(lockMode, () -> made.held().size(),
                 () -> made instanceof io.quarkiverse.mysqllock.runtime.named.NamedLockEngine n ? n.pinnedConnections() : 0);
@@ -147,25 +268,8 @@ public final class SelectingEngine implements LockEngine {
                 connections.dataSourceName(), identity, why);
     }
 
-    private Topology probe() {
-        ConnectionSource.Borrowed borrowed = null;
-        try {
-            borrowed = connections.borrowForStatements("(replication detection)", 0);
-            Connection raw = borrowed.raw();
-            Topology topology = TopologyProbe.probe(raw);
-            connections.giveBack(borrowed);
-            return topology;
-        } catch (SQLException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
-            throw new IllegalStateException("Could not detect the topology of datasource '"
-                    + connections.dataSourceName() + "': " + SqlErrors.describe(e), e);
-        }
-    }
-
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
+    public ControlledHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
             long leaseCapNanos) {
         LockEngine engine;
         try {
@@ -182,7 +286,7 @@ public final class SelectingEngine implements LockEngine {
             return engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
         }
         long start = System.nanoTime();
-        LockHandle handle;
+        ControlledHandle handle;
         try {
             handle = engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
         } catch (LockNotAcquiredException e) {
@@ -218,7 +322,22 @@ public final class SelectingEngine implements LockEngine {
         }
         data.put("engine", engine.mode().toString());
         data.put("engine chosen because", reason);
-        return engine.health().withFirst(data);
+        if (afterReadOnly != null) {
+            data.put("after the database was found read-only", afterReadOnly);
+        }
+        EngineHealth health = engine.health().withFirst(data);
+        Membership member = membership;
+        if (member == null || !health.isUp()) {
+            return health;
+        }
+        if (member.outBecause() != null) {
+            return EngineHealth.down(member.outBecause(), health.data());
+        }
+        if (!member.confirmed(System.nanoTime()) && !member.renew()) {
+            return EngineHealth.down("this instance could not confirm its membership of its fleet in the lock table:"
+                    + " it grants no lock until it can", health.data());
+        }
+        return health;
     }
 
     @Override

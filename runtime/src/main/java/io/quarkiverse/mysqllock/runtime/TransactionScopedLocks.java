@@ -4,9 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.Locale;
 
 import jakarta.transaction.Status;
 import jakarta.transaction.SystemException;
@@ -22,8 +20,6 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
  */
 public final class TransactionScopedLocks {
 
-    /** MySQL's error for a lock wait that timed out, and MariaDB's for NOWAIT too. */
-    private static final int ER_LOCK_WAIT_TIMEOUT = 1205;
     /** MySQL's error for NOWAIT. */
     private static final int ER_LOCK_NOWAIT = 3572;
 
@@ -31,7 +27,6 @@ public final class TransactionScopedLocks {
     private final ConnectionSource connections;
     private final LockTable table;
     private final TransactionManager transactions;
-    private volatile Boolean mariaDb;
 
     public TransactionScopedLocks(AgroalDataSource dataSource, ConnectionSource connections, LockTable table,
             TransactionManager transactions) {
@@ -46,29 +41,57 @@ public final class TransactionScopedLocks {
         long start = System.nanoTime();
         seed(name, serverName, wait);
         long seconds = wait.isZero() ? 0 : (wait.toMillis() + 999) / 1000;
+        boolean locked;
         try (Connection connection = dataSource.getConnection()) {
-            if (mariaDb == null) {
-                mariaDb = isMariaDb(connection);
-            }
-            if (mariaDb) {
-                lockRow(connection, serverName, seconds == 0 ? " NOWAIT" : " WAIT " + seconds);
-            } else if (seconds == 0) {
-                lockRow(connection, serverName, " NOWAIT");
+            ServerVersion server = connections.server(ConnectionSource.raw(connection));
+            if (seconds == 0 && server.nowait()) {
+                locked = lockRow(connection, serverName, " NOWAIT");
+            } else if (server.mariaDb() && server.atLeast(10, 3, 0)) {
+                locked = lockRow(connection, serverName, " WAIT " + seconds);
             } else {
-                lockRowWithSessionTimeout(connection, serverName, seconds);
+                // MySQL has no WAIT n, and MySQL 5.7 no NOWAIT: the session's lock wait bounds this one statement, at
+                // least the server's minimum of 1 s.
+                locked = lockRowWithSessionTimeout(connection, serverName, Math.max(1, seconds));
             }
         } catch (SQLException e) {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
-            if (e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT || e.getErrorCode() == ER_LOCK_NOWAIT) {
+            if (e.getErrorCode() == SqlErrors.ER_LOCK_WAIT_TIMEOUT || e.getErrorCode() == ER_LOCK_NOWAIT) {
                 throw new LockNotAcquiredException(name, waited, Reason.BUSY, null, "Lock '" + name
                         + "' is held by another transaction; not acquired within " + seconds + " s", e);
             }
+            if (SqlErrors.isReadOnly(e)) {
+                connections.readOnlyFound("transaction-scoped lock '" + name + "'");
+                throw new LockNotAcquiredException(name, waited, Reason.READ_ONLY, null, "Lock '" + name
+                        + "' was not acquired: the transaction's connection reaches a read-only server (a replica, or a"
+                        + " primary demoted by a failover): " + SqlErrors.describe(e), e);
+            }
             if (SqlErrors.isDeadlock(e)) {
+                // InnoDB rolled the whole transaction back: nothing after this may commit on its own.
+                markRollbackOnly(name);
                 throw new LockNotAcquiredException(name, waited, Reason.DEADLOCK, null, "Lock '" + name
-                        + "' was not acquired: the database detected a deadlock and rolled the transaction back", e);
+                        + "' was not acquired: the database detected a deadlock and rolled the transaction back; it is"
+                        + " marked rollback-only, so nothing done in it commits. Retry the whole transaction", e);
             }
             throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
                     "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+        }
+        if (!locked) {
+            // No row, so nothing was locked; it cannot be seeded from here either: the seed would wait for the gap
+            // lock this transaction's read just took.
+            throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
+                    null, "Lock '" + name + "' was not acquired: its row in the lock table '" + table.name() + "' is"
+                            + " missing although it was just created. Something deletes or renames rows of the lock"
+                            + " table; they must never be deleted (their fences would start again from 1)",
+                    null);
+        }
+    }
+
+    private void markRollbackOnly(String name) {
+        try {
+            transactions.setRollbackOnly();
+        } catch (SystemException | IllegalStateException e) {
+            throw new IllegalStateException("Lock '" + name + "': the database rolled the transaction back after a"
+                    + " deadlock, and the transaction could not be marked rollback-only", e);
         }
     }
 
@@ -106,38 +129,20 @@ public final class TransactionScopedLocks {
         }
     }
 
-    private void lockRow(Connection connection, String serverName, String waitClause) throws SQLException {
+    /** Locks the name's row; false if there is none (and so nothing was locked). */
+    private boolean lockRow(Connection connection, String serverName, String waitClause) throws SQLException {
         try (PreparedStatement statement = connection
                 .prepareStatement("SELECT fence FROM " + table.name() + " WHERE name = ? FOR UPDATE" + waitClause)) {
             statement.setString(1, serverName);
             try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
+                return rs.next();
             }
         }
     }
 
-    /** MySQL has no {@code WAIT n}: the session's lock wait timeout bounds this one statement. */
-    private void lockRowWithSessionTimeout(Connection connection, String serverName, long seconds) throws SQLException {
-        long previous;
-        try (Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT @@SESSION.innodb_lock_wait_timeout")) {
-            rs.next();
-            previous = rs.getLong(1);
-        }
-        try (Statement statement = connection.createStatement()) {
-            statement.execute("SET SESSION innodb_lock_wait_timeout = " + seconds);
-            try {
-                lockRow(connection, serverName, "");
-            } finally {
-                statement.execute("SET SESSION innodb_lock_wait_timeout = " + previous);
-            }
-        }
-    }
-
-    private static boolean isMariaDb(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery("SELECT VERSION()")) {
-            rs.next();
-            return rs.getString(1).toLowerCase(Locale.ROOT).contains("mariadb");
-        }
+    /** The session's lock wait timeout bounds this one statement. */
+    private boolean lockRowWithSessionTimeout(Connection connection, String serverName, long seconds)
+            throws SQLException {
+        return ConnectionSource.withLockWait(connection, seconds, () -> lockRow(connection, serverName, ""));
     }
 }

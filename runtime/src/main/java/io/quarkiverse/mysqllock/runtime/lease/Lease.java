@@ -25,9 +25,9 @@ final class Lease extends HeldLock {
      */
     volatile long confirmedUntilNanos;
 
-    Lease(String name, String serverName, Thread owner, Instant since, String ownerToken, long fence, LocalGate gate,
-            boolean renewable, long confirmedUntilNanos) {
-        super(name, serverName, owner, since);
+    Lease(String name, String serverName, Instant since, String ownerToken, long fence, LocalGate gate, boolean renewable,
+            long confirmedUntilNanos) {
+        super(name, serverName, since);
         this.renewable = renewable;
         this.ownerToken = ownerToken;
         this.fence = fence;

@@ -24,13 +24,13 @@ import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
@@ -38,7 +38,9 @@ import io.quarkiverse.mysqllock.runtime.LockHold;
 import io.quarkiverse.mysqllock.runtime.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**
@@ -59,6 +61,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private static final long MAX_LOSS_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /** Leases renewed per statement; 10,000 leases take 5 statements. */
     static final int RENEW_CHUNK = 2000;
+    /** MariaDB: the statement after it waits for no row lock. */
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -80,10 +83,24 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final String giveUp;
     private final String current;
     private volatile boolean closed;
+    /** This instance's membership of its fleet: leases are taken only while it is confirmed. */
+    private final Membership membership;
 
     public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
-            Duration renewInterval, LockMetrics metrics) {
+            Duration renewInterval, LockMetrics metrics, Membership membership) {
         this.metrics = metrics;
+        this.membership = membership;
+        membership.listen(new Membership.Listener() {
+            @Override
+            public void lapsed() {
+                loseAll(membership.lapseMessage());
+            }
+
+            @Override
+            public void out(String why) {
+                loseAll(why);
+            }
+        });
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
         this.connections = connections;
         this.table = table;
@@ -104,6 +121,15 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         watchdog.scheduleWithFixedDelay(this::expireOverdue, checkPeriod, checkPeriod, TimeUnit.NANOSECONDS);
     }
 
+    /** Every lease held is lost: the fleet may have moved to named locks, which leases do not exclude. */
+    private void loseAll(String why) {
+        for (Lease lease : List.copyOf(local.values())) {
+            if (lease.isHeld()) {
+                lose(lease, LockLostException.Reason.MEMBERSHIP_LOST, "Lease '" + lease.name + "' was lost: " + why, null);
+            }
+        }
+    }
+
     @Override
     public LockMode mode() {
         return LockMode.LEASE;
@@ -112,18 +138,24 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
-            long leaseCapNanos) {
+    public ControlledHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy,
+            boolean reentrant, long leaseCapNanos) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
+        return membership.granting(name, waitNanos,
+                () -> acquireConfirmed(name, serverName, start, deadline, throwIfBusy, reentrant, leaseCapNanos));
+    }
+
+    private ControlledHandle acquireConfirmed(String name, String serverName, long start, long deadline,
+            boolean throwIfBusy, boolean reentrant, long leaseCapNanos) {
         Thread me = reentrant ? Thread.currentThread() : null;
         Lease mine = local.get(serverName);
-        if (me != null && mine != null && mine.owner == me) {
+        if (mine != null && mine.ownedBy(me)) {
             synchronized (mine) {
                 if (mine.isHeld() && mine.holds > 0) {
                     mine.holds++;
-                    return new LockHold<>(mine, this);
+                    return new LockHold<>(mine, this, me);
                 }
             }
         }
@@ -135,16 +167,22 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             if (!passed) {
                 return busy(name, serverName, start, throwIfBusy, describeLocal(serverName));
             }
-            lease = takeOnServer(name, serverName, me, gate, start, deadline, throwIfBusy, leaseCapNanos);
+            lease = takeOnServer(name, serverName, gate, start, deadline, throwIfBusy, leaseCapNanos);
             if (lease == null) {
                 return null;
             }
             local.put(serverName, lease);
+            // Read after the lease is visible: a lapse reported later finds it (and reports it lost).
             if (closed) {
-                release(lease);
+                undoTake(lease);
                 throw new IllegalStateException("The lock manager is shut down");
             }
-            return new LockHold<>(lease, this);
+            if (!membership.confirmed(System.nanoTime())) {
+                // The membership lapsed while the lease was taken: the fleet may have moved to named locks.
+                undoTake(lease);
+                throw new Membership.Unconfirmed();
+            }
+            return new LockHold<>(lease, this, me);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
@@ -159,7 +197,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
     }
 
-    private Lease takeOnServer(String name, String serverName, Thread owner, LocalGate gate, long start, long deadline,
+    private Lease takeOnServer(String name, String serverName, LocalGate gate, long start, long deadline,
             boolean throwIfBusy, long leaseCapNanos) throws InterruptedException {
         long leaseNanos = leaseCapNanos > 0 ? leaseCapNanos : ttlNanos;
         String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
@@ -170,13 +208,25 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 Connection raw = borrowed.raw();
                 boolean seeded = false;
                 long backoff = FIRST_BACKOFF_NANOS;
+                ServerVersion server = connections.server(raw);
                 while (true) {
+                    membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
                     long sentAt = System.nanoTime();
-                    long fence = table.withTable(raw,
-                            () -> retryingDeadlocks(() -> take(raw, serverName, ownerToken, leaseNanos)));
+                    long fence;
+                    try {
+                        fence = table.withTable(raw,
+                                () -> retryingDeadlocks(() -> take(raw, server, serverName, ownerToken, leaseNanos)));
+                    } catch (SQLException e) {
+                        if (!SqlErrors.isLockWaitTimeout(e)) {
+                            throw e;
+                        }
+                        // A transaction holds the row (acquireForTransaction, a locking read of the fence): busy.
+                        fence = 0;
+                        seeded = true;
+                    }
                     if (fence > 0) {
-                        return new Lease(name, serverName, owner, Instant.now(), ownerToken, fence, gate,
-                                leaseCapNanos == 0, sentAt + leaseNanos);
+                        return new Lease(name, serverName, Instant.now(), ownerToken, fence, gate, leaseCapNanos == 0,
+                                sentAt + leaseNanos);
                     }
                     if (!seeded) {
                         seeded = true;
@@ -200,12 +250,21 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     connections.discard(borrowed.pooled());
                     borrowed = null;
                 }
-                if (SqlErrors.isConnectionFailure(e) && attempt < MAX_STALE_CONNECTIONS) {
-                    LOG.debugf(e, "Replacing a dead pooled connection for lock '%s'", name);
+                boolean readOnly = SqlErrors.isReadOnly(e);
+                if (readOnly) {
+                    // A replica, or a primary demoted by a failover: new connections may reach the writable server.
+                    connections.readOnlyFound("lease '" + name + "'");
+                }
+                if ((readOnly || SqlErrors.isConnectionFailure(e)) && attempt < MAX_STALE_CONNECTIONS) {
+                    LOG.debugf(e, "Replacing a dead or read-only pooled connection for lock '%s'", name);
                     continue;
                 }
                 throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
-                        Reason.DATABASE_ERROR, null, "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                        readOnly ? Reason.READ_ONLY : Reason.DATABASE_ERROR, null, "Lock '" + name + "' was not acquired: "
+                                + (readOnly ? "the lock database is read-only (a replica, or a primary demoted by a"
+                                        + " failover), and new connections still reach a read-only server: " : "")
+                                + SqlErrors.describe(e),
+                        e);
             } finally {
                 if (borrowed != null) {
                     connections.giveBack(borrowed);
@@ -229,9 +288,14 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return "UPDATE " + table + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?";
     }
 
-    /** One attempt: the new fence if the lease was free or expired, else 0. */
-    private long take(Connection raw, String serverName, String ownerToken, long leaseNanos) throws SQLException {
-        PreparedStatement statement = connections.statements().prepare(raw, take, true);
+    /**
+     * One attempt: the new fence if the lease was free or expired, else 0. On MariaDB it waits for no row lock (error
+     * 1205 at once), so that a transaction holding the row keeps no caller past its wait.
+     */
+    private long take(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos)
+            throws SQLException {
+        PreparedStatement statement = connections.statements().prepare(raw, server.setStatement() ? ConnectionSource.NO_ROW_WAIT + take : take,
+                true);
         statement.setString(1, ownerToken);
         statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
         statement.setString(3, serverName);
@@ -251,7 +315,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
     }
 
-    private LockHandle busy(String name, String serverName, long start, boolean throwIfBusy, String holder) {
+    private ControlledHandle busy(String name, String serverName, long start, boolean throwIfBusy, String holder) {
         if (!throwIfBusy) {
             return null;
         }
@@ -267,7 +331,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private static String describe(Lease lease) {
-        return lease.ownerToken + (lease.owner == null ? " (asynchronous)" : " (thread '" + lease.owner.getName() + "')");
+        Thread owner = lease.owner();
+        return lease.ownerToken + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
     }
 
     private String describe(Connection raw, String serverName) throws SQLException {
@@ -296,12 +361,18 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         local.remove(lease.serverName, lease);
         try {
             if (lease.lost != null) {
-                if (lease.lost.reason() == LockLostException.Reason.LEASE_EXPIRED) {
-                    // Given up locally before its end on the server: a renewal may still have extended it.
+                if (lease.lost.reason() != LockLostException.Reason.NOT_HELD) {
+                    // Given up locally before its end on the server (a renewal may still have extended it): only
+                    // this acquisition's owner token matches, so another holder's lease is never touched.
                     giveUpOnServer(lease);
                 }
             } else {
-                if (overdue(lease, System.nanoTime())) {
+                long now = System.nanoTime();
+                if (membership.lapsed(now)) {
+                    notifier.loseAtRelease(lease, LockLostException.Reason.MEMBERSHIP_LOST, "Lease '" + lease.name
+                            + "' was lost before it was released: " + membership.lapseMessage(), null);
+                }
+                if (overdue(lease, now)) {
                     notifier.loseAtRelease(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name
                             + "' was lost before it was released: it was not renewed in time and may have expired", null);
                 }
@@ -310,6 +381,25 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                             + "' was lost before it was released: it had expired, or another instance had taken it", null);
                 }
             }
+        } finally {
+            openGate(lease);
+        }
+    }
+
+    @Override
+    public void abandon(Lease lease, String message) {
+        lose(lease, LockLostException.Reason.CANCELLED, message, null);
+        release(lease);
+    }
+
+    /** Gives back a lease taken but never handed out, telling no one. */
+    private void undoTake(Lease lease) {
+        synchronized (lease) {
+            lease.released = true;
+        }
+        local.remove(lease.serverName, lease);
+        try {
+            giveUpOnServer(lease);
         } finally {
             openGate(lease);
         }
@@ -334,7 +424,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 if (borrowed != null) {
                     connections.discard(borrowed.pooled());
                 }
-                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                boolean readOnly = SqlErrors.isReadOnly(e);
+                if (readOnly) {
+                    connections.readOnlyFound("release of lease '" + lease.name + "'");
+                }
+                if (!(readOnly || SqlErrors.isConnectionFailure(e)) || attempt >= MAX_STALE_CONNECTIONS) {
                     LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name,
                             SqlErrors.describe(e));
                     return -1;
@@ -374,6 +468,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     /** Reports the leases that may expire before another renewal could confirm them. Never blocks on the database. */
     private void expireOverdue() {
+        membership.checkLapse();
         long now = System.nanoTime();
         for (Lease lease : local.values()) {
             if (lease.isHeld() && overdue(lease, now)) {
@@ -399,6 +494,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     private void renewAll() {
         expireOverdue();
+        membership.renew();
         List<Lease> leases = new ArrayList<>();
         for (Lease lease : local.values()) {
             if (lease.isHeld() && lease.renewable) {
@@ -410,42 +506,86 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
     }
 
+    /**
+     * Renews leases, on a connection of its own, replacing it once if it died or reached a read-only server (a
+     * failover moves the pool to the new primary, where the leases are).
+     */
     private void renew(List<Lease> leases) {
-        ConnectionSource.Borrowed borrowed = null;
-        try {
-            borrowed = connections.borrowForStatements("(renewal)", 0);
-            Connection raw = borrowed.raw();
-            // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
-            int networkTimeout = raw.getNetworkTimeout();
-            raw.setNetworkTimeout(Runnable::run, (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(ttlNanos)));
-            long sentAt = System.nanoTime();
-            int renewed = retryingDeadlocks(() -> renewStatement(raw, leases));
-            metrics.renewed(renewed);
-            if (renewed == leases.size()) {
-                for (Lease lease : leases) {
-                    lease.confirmedUntilNanos = sentAt + ttlNanos;
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            ConnectionSource.Borrowed borrowed = null;
+            try {
+                borrowed = connections.borrowForStatements("(renewal)", 0);
+                Connection raw = borrowed.raw();
+                // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
+                ConnectionSource.bound(raw, TimeUnit.NANOSECONDS.toMillis(ttlNanos));
+                renewWithoutRowWaits(raw, connections.server(raw), leases);
+                connections.giveBack(borrowed);
+                return;
+            } catch (SQLException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
                 }
-            } else {
-                sortOut(raw, leases, sentAt);
+                boolean readOnly = SqlErrors.isReadOnly(e);
+                if (readOnly) {
+                    connections.readOnlyFound("renewal of " + leases.size() + " lease(s)");
+                }
+                if (attempt == 1 && (readOnly || SqlErrors.isConnectionFailure(e))) {
+                    continue;
+                }
+                LOG.warnf("Renewing %d lease(s) failed, retrying next period; each is reported lost once it may have"
+                        + " expired: %s", leases.size(), SqlErrors.describe(e));
+            } catch (RuntimeException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                }
+                LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
             }
-            raw.setNetworkTimeout(Runnable::run, networkTimeout);
-            connections.giveBack(borrowed);
-        } catch (SQLException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
-            LOG.warnf("Renewing %d lease(s) failed, retrying next period; each is reported lost once it may have"
-                    + " expired: %s", leases.size(), SqlErrors.describe(e));
-        } catch (RuntimeException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
-            LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
+            return;
         }
     }
 
-    private int renewStatement(Connection raw, List<Lease> leases) throws SQLException {
-        StringBuilder sql = new StringBuilder("UPDATE ").append(table.name())
+    /**
+     * Renews leases in one statement that waits for no row lock. A row a transaction holds (acquireForTransaction on a
+     * leased name, a locking read of the fence) fails the statement at once, and then each half is renewed on its own:
+     * the held row costs its own lease only, never the others of the batch.
+     */
+    private void renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases) throws SQLException {
+        ConnectionSource.withoutRowWaits(raw, server, prefix -> {
+            renewSplitting(raw, prefix, leases);
+            return null;
+        });
+    }
+
+    private void renewSplitting(Connection raw, String prefix, List<Lease> leases) throws SQLException {
+        long sentAt = System.nanoTime();
+        int renewed;
+        try {
+            renewed = retryingDeadlocks(() -> renewStatement(raw, prefix, leases));
+        } catch (SQLException e) {
+            if (!SqlErrors.isLockWaitTimeout(e)) {
+                throw e;
+            }
+            if (leases.size() == 1) {
+                LOG.debugf("Lease '%s' is locked by a transaction and was not renewed", leases.get(0).name);
+                return;
+            }
+            int half = leases.size() / 2;
+            renewSplitting(raw, prefix, leases.subList(0, half));
+            renewSplitting(raw, prefix, leases.subList(half, leases.size()));
+            return;
+        }
+        metrics.renewed(renewed);
+        if (renewed == leases.size()) {
+            for (Lease lease : leases) {
+                lease.confirmedUntilNanos = sentAt + ttlNanos;
+            }
+        } else {
+            sortOut(raw, leases, sentAt);
+        }
+    }
+
+    private int renewStatement(Connection raw, String prefix, List<Lease> leases) throws SQLException {
+        StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
                 .append(" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE expires_at > UTC_TIMESTAMP(6)");
         // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
         appendIn(sql.append(" AND name IN ("), leases.size());
@@ -538,7 +678,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return connections.query("(holders)", "list the lock holders", raw -> {
             List<LockInfo> infos = new ArrayList<>();
             try (PreparedStatement statement = raw.prepareStatement("SELECT name, owner, acquired_at, fence FROM "
-                    + table.name() + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) ORDER BY name");
+                    + table.name() + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%'"
+                    + " ORDER BY name");
                     ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     String serverName = rs.getString(1);
@@ -615,7 +756,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             reading = connections.query("(health)", "check the lock database", raw -> {
                 try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
                         "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
-                                + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6))")) {
+                                + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
                     rs.next();
                     return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
                 } catch (SQLException e) {
@@ -697,6 +838,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             local.remove(lease.serverName, lease);
             openGate(lease);
         }
+        membership.leave();
         notifier.close();
         connections.close();
     }

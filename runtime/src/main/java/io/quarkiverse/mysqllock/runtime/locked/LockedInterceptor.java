@@ -13,11 +13,12 @@ import jakarta.interceptor.InvocationContext;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
@@ -62,18 +63,28 @@ public class LockedInterceptor {
                     + " worker thread (@Blocking)");
         }
         long start = System.nanoTime();
-        LockHandle handle = method.tickParameter < 0
+        ControlledHandle handle = method.tickParameter < 0
                 ? locks.acquire(name, method.wait, method.atMostFor, method.onBusy == OnBusy.FAIL)
                 : locks.acquireTick(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
         if (handle == null) {
             skipped(method, name);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
+        Object result;
         try {
-            return context.proceed();
-        } finally {
-            release(handle, method, start);
+            result = context.proceed();
+        } catch (Throwable failure) {
+            LockLostException lost = release(handle, method, start);
+            if (lost != null) {
+                failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
+            }
+            throw failure;
         }
+        LockLostException lost = release(handle, method, start);
+        if (lost != null) {
+            throw ControlledHandle.lostDuring(method.description, lost);
+        }
+        return result;
     }
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
@@ -90,10 +101,16 @@ public class LockedInterceptor {
                         try {
                             result = (Uni<?>) context.proceed();
                         } catch (Exception e) {
-                            release(handle, method, start);
-                            return Uni.createFrom().failure(e);
+                            return Uni.createFrom().failure(withLoss(e, release(handle, method, start), method));
                         }
-                        return result.onTermination().invoke(() -> release(handle, method, start));
+                        return result.onItemOrFailure().transformToUni((item, failure) -> {
+                            LockLostException lost = release(handle, method, start);
+                            if (failure != null) {
+                                return Uni.createFrom().failure(withLoss(failure, lost, method));
+                            }
+                            return lost != null ? Uni.createFrom().failure(ControlledHandle.lostDuring(method.description, lost))
+                                    : Uni.createFrom().item(item);
+                        }).onCancellation().invoke(() -> release(handle, method, start));
                     });
         });
     }
@@ -111,14 +128,15 @@ public class LockedInterceptor {
             try {
                 stage = (CompletionStage<?>) context.proceed();
             } catch (Exception e) {
-                release(handle, method, start);
-                outcome.completeExceptionally(e);
+                outcome.completeExceptionally(withLoss(e, release(handle, method, start), method));
                 return;
             }
             stage.whenComplete((value, failure) -> {
-                release(handle, method, start);
+                LockLostException lost = release(handle, method, start);
                 if (failure != null) {
-                    outcome.completeExceptionally(failure);
+                    outcome.completeExceptionally(withLoss(failure, lost, method));
+                } else if (lost != null) {
+                    outcome.completeExceptionally(ControlledHandle.lostDuring(method.description, lost));
                 } else {
                     outcome.complete(value);
                 }
@@ -135,7 +153,7 @@ public class LockedInterceptor {
     }
 
     /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
-    private Uni<LockHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
+    private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
         return method.tickParameter < 0 ? locks.acquireAsync(name, method.wait, method.atMostFor)
                 : locks.acquireTickAsync(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
     }
@@ -151,13 +169,25 @@ public class LockedInterceptor {
         skips.fire(new LockSkipped(name, method.key));
     }
 
-    /** Releases now, or once {@code atLeastFor} has passed since the method started, without holding any thread. */
-    private void release(LockHandle handle, LockedMethod method, long start) {
+    /**
+     * Releases now, or once {@code atLeastFor} has passed since the method started, without holding any thread; returns
+     * the loss of the lock while the method ran, if any (found by the release itself when it happens now). A late
+     * release no longer belongs to the caller's call: the thread cannot nest onto it, and must contend for it again.
+     */
+    private LockLostException release(ControlledHandle handle, LockedMethod method, long start) {
         long remaining = method.atLeastFor.toNanos() - (System.nanoTime() - start);
         if (remaining <= 0) {
-            handle.release();
-        } else {
-            lateReleases.releaseIn(handle, remaining);
+            return handle.releaseReportingLoss();
         }
+        handle.detach();
+        lateReleases.releaseIn(handle, remaining);
+        return handle.loss();
+    }
+
+    private static Throwable withLoss(Throwable failure, LockLostException lost, LockedMethod method) {
+        if (lost != null) {
+            failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
+        }
+        return failure;
     }
 }

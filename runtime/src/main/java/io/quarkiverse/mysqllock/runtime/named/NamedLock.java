@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.named;
 
 import java.time.Instant;
+import java.util.concurrent.locks.ReentrantLock;
 
 import io.quarkiverse.mysqllock.runtime.HeldLock;
 
@@ -11,11 +12,13 @@ final class NamedLock extends HeldLock {
 
     /** Nested holds not yet released; guarded by the session mutex. */
     int holds = 1;
-    /** 0 until a holder asks for it; guarded by the session mutex. */
-    long fence;
+    /** 0 until a holder asks for it; written under {@link #fenceIssue}. */
+    volatile long fence;
+    /** Lets one caller at a time issue the fence: the others then read it. */
+    final ReentrantLock fenceIssue = new ReentrantLock();
 
-    NamedLock(String name, String serverName, PinnedSession session, Thread owner, Instant since) {
-        super(name, serverName, owner, since);
+    NamedLock(String name, String serverName, PinnedSession session, Instant since) {
+        super(name, serverName, since);
         this.session = session;
     }
 }

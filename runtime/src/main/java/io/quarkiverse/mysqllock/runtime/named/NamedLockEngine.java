@@ -2,7 +2,6 @@ package io.quarkiverse.mysqllock.runtime.named;
 
 import java.math.BigDecimal;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -13,29 +12,31 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.LockHold;
@@ -43,8 +44,9 @@ import io.quarkiverse.mysqllock.runtime.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.LockEngine;
 import io.quarkiverse.mysqllock.runtime.LockTable;
-import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
 import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.named.SessionStatements.Grant;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**
@@ -62,10 +64,6 @@ import io.quarkus.runtime.BlockingOperationControl;
 public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> {
 
     private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
-    /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
-    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-    /** Head room above a wait for the socket read timeout, so the driver does not give up on the server first. */
-    private static final int NETWORK_TIMEOUT_MARGIN_MILLIS = 10_000;
     private static final int NAMES_PER_CHECK = 200;
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
     /** How long a shared session that holds nothing stays pinned for the next lock before it goes back to the pool. */
@@ -81,8 +79,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final ConnectionSource connections;
     private final LockTable table;
     private final String identity;
-    private final ServerFlavor configuredFlavor;
-    private volatile Boolean fractionalWaits;
+    private final SessionStatements statements;
     private volatile boolean releaseAllSupported = true;
     private volatile boolean closed;
 
@@ -105,22 +102,42 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private volatile long poolFullAt = System.nanoTime() - POOL_FULL_NANOS - 1;
     private final ConcurrentHashMap<Thread, PinnedSession> affinity = new ConcurrentHashMap<>();
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
+    /** Schedules the periodic work; the statements it causes run on {@link #checks}. */
     private final ScheduledExecutorService keepalive;
+    /** Runs each session's check and give-back on a thread of its own: a stalled session delays no other. */
+    private final ExecutorService checks;
     private final LossNotifier notifier;
+    /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
+    private final Membership membership;
+    private final AtomicBoolean confirming = new AtomicBoolean();
 
-    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, ServerFlavor flavor,
-            Duration keepaliveInterval, int sharedConnections, LockMetrics metrics) {
+    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, Duration keepaliveInterval,
+            int sharedConnections, LockMetrics metrics, Membership membership) {
         this.notifier = new LossNotifier(metrics, LockMode.NAMED);
+        this.membership = membership;
         this.connections = connections;
         this.table = table;
         this.identity = identity;
-        this.configuredFlavor = flavor;
-        if (flavor != ServerFlavor.AUTO) {
-            this.fractionalWaits = flavor == ServerFlavor.MARIADB;
-        }
+        this.statements = new SessionStatements(connections);
         this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
+        this.checks = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-check-"));
         long period = keepaliveInterval.toNanos();
         keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
+        keepalive.scheduleWithFixedDelay(this::confirmMembership, period, period, TimeUnit.NANOSECONDS);
+        // Twice per period, the margin of the membership: its lapse is reported at least half a period before it can
+        // expire on the server.
+        keepalive.scheduleWithFixedDelay(this::watchMembership, period / 2, period / 2, TimeUnit.NANOSECONDS);
+        membership.listen(new Membership.Listener() {
+            @Override
+            public void lapsed() {
+                abandonAll(LockLostException.Reason.MEMBERSHIP_LOST, membership.lapseMessage());
+            }
+
+            @Override
+            public void out(String why) {
+                abandonAll(LockLostException.Reason.MEMBERSHIP_LOST, why);
+            }
+        });
         this.sharedLimit = sharedConnections;
         if (sharedConnections > 0) {
             keepalive.scheduleWithFixedDelay(this::giveBackIdleShared, LINGER_NANOS, LINGER_NANOS / 2,
@@ -136,36 +153,43 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     // --- acquire ---
 
     @Override
-    public LockHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
-            long leaseCapNanos) {
+    public ControlledHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy,
+            boolean reentrant, long leaseCapNanos) {
         ensureOpen();
         long start = System.nanoTime();
         long deadline = start + waitNanos;
+        return membership.granting(name, waitNanos,
+                () -> acquireConfirmed(name, serverName, start, deadline, throwIfBusy, reentrant));
+    }
+
+    private ControlledHandle acquireConfirmed(String name, String serverName, long start, long deadline,
+            boolean throwIfBusy, boolean reentrant) {
+        boolean noWait = deadline == start;
         // A non-reentrant hold has no owner thread: nothing nests onto it, and it never uses a thread's own session.
         Thread me = reentrant ? Thread.currentThread() : null;
         if (me != null) {
-            LockHandle nested = nest(me, serverName);
+            ControlledHandle nested = nest(me, serverName);
             if (nested != null) {
                 return nested;
             }
         }
         if (sharedLimit > 0 && (me == null || !affinity.containsKey(me))
-                && (waitNanos == 0 || !recentlyContended(serverName, start))) {
-            Attempt shared = tryShared(name, serverName, me, deadline, waitNanos == 0 && throwIfBusy);
+                && (noWait || !recentlyContended(serverName, start))) {
+            Attempt shared = tryShared(name, serverName, me, deadline, noWait && throwIfBusy);
             if (shared.handle != null) {
                 return shared.handle;
             }
-            if (waitNanos == 0) {
+            if (noWait) {
                 return busy(name, start, throwIfBusy, shared.holder);
             }
         }
         return acquireOnOwnSession(name, serverName, me, start, deadline, throwIfBusy);
     }
 
-    /** A nested hold on the lock the thread already holds, or null if it holds none by that name. */
-    private LockHandle nest(Thread me, String serverName) {
+    /** A nested hold on the lock the thread's own call holds, or null if it holds none by that name. */
+    private ControlledHandle nest(Thread me, String serverName) {
         NamedLock mine = local.get(serverName);
-        if (mine == null || mine.owner != me) {
+        if (mine == null || !mine.ownedBy(me)) {
             return null;
         }
         PinnedSession session = mine.session;
@@ -175,13 +199,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 return null;
             }
             mine.holds++;
-            return new LockHold<>(mine, this);
+            return new LockHold<>(mine, this, me);
         } finally {
             session.mutex.unlock();
         }
     }
 
-    private record Attempt(LockHandle handle, String holder) {
+    private record Attempt(ControlledHandle handle, String holder) {
     }
 
     /**
@@ -203,13 +227,26 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 if (here != null && here.isHeld()) {
                     return new Attempt(null, describe ? describeLocal(here) : null);
                 }
+                NamedLock stale = session.held.get(serverName);
+                if (stale != null) {
+                    // Told lost but not released yet, still held by this session: GET_LOCK would grant it again.
+                    return new Attempt(null, describe ? describeLocal(stale) : null);
+                }
                 session.lastUsed = System.nanoTime();
-                Grant grant = getLock(session, serverName, BigDecimal.ZERO, 0);
+                Grant grant = statements.getLock(session, serverName, BigDecimal.ZERO, 0);
                 if (grant == Grant.GRANTED) {
                     return new Attempt(register(session, name, serverName, me), null);
                 }
                 if (grant == Grant.INTERRUPTED) {
                     throw interrupted(name, Duration.ZERO);
+                }
+                if (grant == Grant.READ_ONLY) {
+                    // Locks on this session live on a server that is no longer the writer; a new one may reach it.
+                    failSessionReadOnly(session);
+                    if (attempt >= MAX_STALE_CONNECTIONS) {
+                        throw readOnly(name, Duration.ZERO);
+                    }
+                    continue;
                 }
                 if (contended.size() >= MAX_CONTENDED) {
                     contended.clear();
@@ -217,11 +254,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 contended.put(serverName, System.nanoTime());
                 return new Attempt(null, describe ? describeHolder(session, serverName) : null);
             } catch (SQLException e) {
-                if (session != null) {
+                // Only an error that ended the session fails its co-tenants' locks; any other fails this call alone.
+                boolean ended = session == null || endedBy(session, e);
+                if (session != null && ended) {
                     failSession(session, e);
                 }
                 // A shared connection that died (server restart, KILL) is replaced; its locks were reported lost.
-                if (!SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                if (!ended || !SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
                     throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
                             "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
                 }
@@ -330,25 +369,55 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return false;
     }
 
-    /** Records a lock the server granted on the session; the mutex is held. */
-    private LockHandle register(PinnedSession session, String name, String serverName, Thread owner) {
-        NamedLock lock = new NamedLock(name, serverName, session, owner, Instant.now());
+    /**
+     * Records a lock the server granted on the session; the mutex is held. The grant is void if the session was ended
+     * under the statement (a lapse abandons busy sessions), and is given back if the membership is not confirmed now.
+     */
+    private ControlledHandle register(PinnedSession session, String name, String serverName, Thread owner)
+            throws SQLException {
+        NamedLock lock = new NamedLock(name, serverName, session, Instant.now());
         session.held.put(serverName, lock);
         local.put(serverName, lock);
+        // Read after the lock is visible: an abandonment either sees the lock (and reports it) or is seen here.
+        if (session.retired) {
+            session.held.remove(serverName, lock);
+            local.remove(serverName, lock);
+            // ended under the statement: the server freed whatever it granted, or will
+            throw new SQLException("The lock connection was ended while its GET_LOCK ran", "08003");
+        }
         if (closed) {
             releaseLocked(lock);
             throw new IllegalStateException("The lock manager is shut down");
         }
-        return new LockHold<>(lock, this);
+        if (!membership.confirmed(System.nanoTime())) {
+            // The membership lapsed during the wait: the fleet may have moved to leases, which this lock excludes not.
+            releaseLocked(lock);
+            throw new Membership.Unconfirmed();
+        }
+        return new LockHold<>(lock, this, owner);
     }
 
-    private LockHandle busy(String name, long start, boolean throwIfBusy, String holder) {
+    private ControlledHandle busy(String name, long start, boolean throwIfBusy, String holder) {
         if (!throwIfBusy) {
             return null;
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
                 + (holder == null ? "another session" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                null);
+    }
+
+    /** A session found its server read-only: it was failed, and the acquisition may try a new connection. */
+    private static final class ServerReadOnly extends Exception {
+        ServerReadOnly() {
+            super(null, null, false, false);
+        }
+    }
+
+    private static LockNotAcquiredException readOnly(String name, Duration waited) {
+        return new LockNotAcquiredException(name, waited, Reason.READ_ONLY, null, "Lock '" + name + "' was not acquired:"
+                + " the lock database is read-only (a replica, or a primary demoted by a failover), and new connections"
+                + " still reach a read-only server. Named locks taken there would be invisible to the writable primary",
                 null);
     }
 
@@ -362,7 +431,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
      * The thread's own session: a thread waits on a session of its own, and keeps using it while it holds locks there,
      * so that the server sees (and breaks) deadlocks between the locks on it.
      */
-    private LockHandle acquireOnOwnSession(String name, String serverName, Thread me, long start, long deadline,
+    private ControlledHandle acquireOnOwnSession(String name, String serverName, Thread me, long start, long deadline,
             boolean throwIfBusy) {
         boolean waits = me != null && deadline - System.nanoTime() > 0;
         if (waits) {
@@ -377,17 +446,27 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
-    private LockHandle ownSession(String name, String serverName, Thread me, long start, long deadline,
+    private ControlledHandle ownSession(String name, String serverName, Thread me, long start, long deadline,
             boolean throwIfBusy) {
         for (int attempt = 1;; attempt++) {
-            PinnedSession session = me == null ? null : lockAffineSession(me);
+            if (attempt > 1) {
+                membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
+            }
+            PinnedSession session = me == null ? null : lockAffineSession(me, serverName);
             boolean fresh = false;
             if (session == null) {
                 session = pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
                 fresh = true;
+                // Known before it waits, so that a lapse during the wait ends it (and voids its grant).
+                sessions.add(session);
             }
             try {
                 return acquireOn(session, fresh, name, serverName, start, deadline, throwIfBusy);
+            } catch (ServerReadOnly e) {
+                // The session reached a read-only server; a new connection may reach the writer.
+                if (attempt >= MAX_STALE_CONNECTIONS) {
+                    throw readOnly(name, Duration.ofNanos(System.nanoTime() - start));
+                }
             } catch (SQLException e) {
                 Duration waited = Duration.ofNanos(System.nanoTime() - start);
                 if (SqlErrors.isDeadlock(e)) {
@@ -395,7 +474,16 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                     retireIfEmpty(session);
                     throw deadlock(name, waited, "the server detected a deadlock", e);
                 }
+                if (!endedBy(session, e)) {
+                    // An error of this statement alone (a privilege, a time limit): the session keeps its locks.
+                    retireIfEmpty(session);
+                    throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
+                            "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                }
                 failSession(session, e);
+                if (!membership.confirmed(System.nanoTime())) {
+                    throw new Membership.Unconfirmed(); // a lapse ended the session under its wait
+                }
                 // A pooled connection that died idle (server restart, wait_timeout) is replaced, not reported.
                 if (!fresh || !SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
                     throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
@@ -415,17 +503,19 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 e);
     }
 
-    private LockHandle acquireOn(PinnedSession session, boolean fresh, String name, String serverName, long start,
-            long deadline, boolean throwIfBusy) throws SQLException {
-        Grant grant = getLock(session, serverName, deadline);
+    private ControlledHandle acquireOn(PinnedSession session, boolean fresh, String name, String serverName, long start,
+            long deadline, boolean throwIfBusy) throws SQLException, ServerReadOnly {
+        Grant grant = statements.getLock(session, serverName, deadline);
+        if (grant == Grant.READ_ONLY) {
+            failSessionReadOnly(session);
+            throw new ServerReadOnly();
+        }
         if (grant == Grant.GRANTED) {
-            if (fresh) {
-                if (session.affinity != null) {
-                    affinity.put(session.affinity, session);
-                }
-                sessions.add(session);
+            ControlledHandle handle = register(session, name, serverName, session.affinity);
+            if (fresh && session.affinity != null) {
+                affinity.put(session.affinity, session);
             }
-            return register(session, name, serverName, session.affinity);
+            return handle;
         }
         Duration waited = Duration.ofNanos(System.nanoTime() - start);
         if (grant == Grant.INTERRUPTED) {
@@ -446,13 +536,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             String next = serverName;
             for (int step = 0; step < 1_000; step++) {
                 NamedLock holder = local.get(next);
-                if (holder == null || holder.owner == null || !holder.isHeld()) {
+                Thread owner = holder == null ? null : holder.owner();
+                if (owner == null || !holder.isHeld()) {
                     break;
                 }
-                if (holder.owner == me) {
+                if (owner == me) {
                     throw deadlock(name, Duration.ZERO, "this instance detected a deadlock among its threads", null);
                 }
-                next = waitingFor.get(holder.owner);
+                next = waitingFor.get(owner);
                 if (next == null) {
                     break;
                 }
@@ -467,34 +558,40 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
-    /** The calling thread's session with its mutex held, or null if it has none that can still be used. */
-    private PinnedSession lockAffineSession(Thread me) {
+    /**
+     * The calling thread's session with its mutex held, or null if it has none that can still be used for this name: a
+     * session that holds the name already (for a hold the thread's call no longer owns, such as one waiting for its
+     * late release) would grant it again, since named locks are re-entrant per session.
+     */
+    private PinnedSession lockAffineSession(Thread me, String serverName) {
         PinnedSession session = affinity.get(me);
         if (session == null) {
             return null;
         }
         session.mutex.lock();
-        if (session.retired) {
+        if (session.retired || session.held.containsKey(serverName)) {
             session.mutex.unlock();
             return null;
         }
         return session;
     }
 
-    /** Borrows a connection and makes it a session; returns with the session's mutex held. */
+    /**
+     * Borrows a connection and makes it a session, every statement on it bounded by statement-timeout; returns with the
+     * session's mutex held.
+     */
     private PinnedSession pin(String name, Thread me, boolean shared, long budgetNanos) {
         Connection pooled = connections.borrowWithin(name, budgetNanos);
         try {
             Connection raw = ConnectionSource.raw(pooled);
+            int networkTimeout = raw.getNetworkTimeout();
+            ConnectionSource.bound(raw, connections.statementTimeoutMillis());
             boolean autoCommitWasOff = !raw.getAutoCommit();
             if (autoCommitWasOff) {
                 raw.setAutoCommit(true);
             }
-            if (fractionalWaits == null) {
-                fractionalWaits = detectFractionalWaits(raw);
-            }
-            PinnedSession session = new PinnedSession(pooled, raw, me, shared, autoCommitWasOff,
-                    raw.getNetworkTimeout());
+            PinnedSession session = new PinnedSession(pooled, raw, statements.server(raw), me, shared, autoCommitWasOff,
+                    networkTimeout);
             session.mutex.lock();
             return session;
         } catch (SQLException e) {
@@ -505,79 +602,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
-    private static boolean detectFractionalWaits(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery("SELECT VERSION()")) {
-            rs.next();
-            String version = rs.getString(1);
-            boolean mariaDb = version != null && version.toLowerCase(Locale.ROOT).contains("mariadb");
-            LOG.debugf("Lock server version %s: %s waits", version, mariaDb ? "fractional" : "whole-second");
-            return mariaDb;
-        }
-    }
-
-    private enum Grant {
-        GRANTED,
-        BUSY,
-        INTERRUPTED
-    }
-
     /**
-     * Waits on the server. MariaDB honours fractional timeouts; MySQL truncates them to whole seconds, so there the
-     * whole seconds are waited on the server and the rest is polled. Never a negative timeout: MySQL would wait forever.
+     * Whether an error of a statement on a session ended the session (or leaves it in doubt): a connection failure
+     * does, and so does any error after which the session no longer answers as itself. Any other (a privilege refused,
+     * a time limit of the server's) ends the one call, not the locks of the session's co-tenants.
      */
-    private Grant getLock(PinnedSession session, String serverName, long deadline) throws SQLException {
-        long remaining = Math.max(0, deadline - System.nanoTime());
-        if (Boolean.TRUE.equals(fractionalWaits)) {
-            return getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000, 6), remaining);
-        }
-        Grant grant = getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000_000_000L), remaining);
-        while (grant == Grant.BUSY && (remaining = deadline - System.nanoTime()) > 0) {
-            try {
-                TimeUnit.NANOSECONDS.sleep(Math.min(remaining, POLL_NANOS));
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return Grant.BUSY;
-            }
-            grant = getLock(session, serverName, BigDecimal.ZERO, 0);
-        }
-        return grant;
-    }
-
-    private Grant getLock(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos)
-            throws SQLException {
-        int waitMillis = (int) Math.min(Integer.MAX_VALUE - NETWORK_TIMEOUT_MARGIN_MILLIS,
-                TimeUnit.NANOSECONDS.toMillis(waitNanos));
-        boolean raiseTimeout = session.originalNetworkTimeout > 0
-                && session.originalNetworkTimeout < waitMillis + NETWORK_TIMEOUT_MARGIN_MILLIS;
-        if (raiseTimeout) {
-            session.raw.setNetworkTimeout(Runnable::run, waitMillis + NETWORK_TIMEOUT_MARGIN_MILLIS);
-        }
-        try {
-            PreparedStatement statement = connections.statements().prepare(session.raw,
-                    "SELECT GET_LOCK(?, ?), CONNECTION_ID()");
-            statement.setString(1, serverName);
-            statement.setBigDecimal(2, seconds);
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                long result = rs.getLong(1);
-                boolean isNull = rs.wasNull();
-                checkSameSession(session, rs.getLong(2));
-                return isNull ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
-            }
-        } finally {
-            if (raiseTimeout) {
-                session.raw.setNetworkTimeout(Runnable::run, session.originalNetworkTimeout);
-            }
-        }
-    }
-
-    private static void checkSameSession(PinnedSession session, long connectionId) throws SQLException {
-        if (session.connectionId == 0) {
-            session.connectionId = connectionId;
-        } else if (session.connectionId != connectionId) {
-            throw new SQLException("The lock connection now talks to server session " + connectionId + " instead of "
-                    + session.connectionId + ": it reconnected, and every named lock of the old session is gone", "08S01");
-        }
+    private static boolean endedBy(PinnedSession session, SQLException e) {
+        return SqlErrors.isConnectionFailure(e) || !SessionStatements.stillTheSameSession(session);
     }
 
     private String describeHolder(PinnedSession session, String serverName) throws SQLException {
@@ -585,19 +616,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         if (mine != null && mine.isHeld()) {
             return describeLocal(mine);
         }
-        try (PreparedStatement statement = session.raw.prepareStatement("SELECT IS_USED_LOCK(?)")) {
-            statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                long id = rs.getLong(1);
-                return rs.wasNull() ? null : "server connection " + id;
-            }
-        }
+        Long holder = SessionStatements.holderOf(session.raw, serverName);
+        return holder == null ? null : "server connection " + holder;
     }
 
     private String describeLocal(NamedLock lock) {
+        Thread owner = lock.owner();
         return identity + " (server connection " + lock.session.connectionId
-                + (lock.owner == null ? ", asynchronous" : ", thread '" + lock.owner.getName() + "'") + ")";
+                + (owner == null ? ", asynchronous or handed over" : ", thread '" + owner.getName() + "'") + ")";
     }
 
     // --- release ---
@@ -612,14 +638,29 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         PinnedSession session = lock.session;
         session.mutex.lock();
         try {
-            if (--lock.holds > 0 || !lock.isHeld()) {
+            if (--lock.holds > 0 || lock.released) {
                 return;
+            }
+            // A lock lost while its session lives on (a lapsed membership) is still held on the server: release it too.
+            if (lock.lost != null && (session.retired || session.held.get(lock.serverName) != lock)) {
+                return;
+            }
+            if (lock.lost == null && membership.lapsed(System.nanoTime())) {
+                // Its lapse is not reported yet: the fleet may have moved to leases while this lock was held.
+                notifier.loseAtRelease(lock, LockLostException.Reason.MEMBERSHIP_LOST, "Lock '" + lock.name
+                        + "' was lost before it was released: " + membership.lapseMessage(), null);
             }
             session.lastUsed = System.nanoTime();
             releaseLocked(lock);
         } finally {
             session.mutex.unlock();
         }
+    }
+
+    @Override
+    public void abandon(NamedLock lock, String message) {
+        lose(lock, LockLostException.Reason.CANCELLED, message, null);
+        release(lock);
     }
 
     /** Releases the lock on the server; the session's mutex is held. */
@@ -629,27 +670,20 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         session.held.remove(lock.serverName);
         local.remove(lock.serverName, lock);
         if (session.retired) {
+            if (lock.lost == null) {
+                // Its session was ended without it being told (never expected): the server freed it meanwhile.
+                notifier.loseAtRelease(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name
+                        + "' was lost before it was released: its connection (server session " + session.connectionId
+                        + ") had been ended", null);
+            }
             return;
         }
         // A shared session stays pinned a moment for the next lock; a thread's own goes back with its last lock.
         boolean last = session.held.isEmpty() && !session.shared;
         boolean releaseAll = last && releaseAllSupported;
+        SessionStatements.Released released;
         try {
-            PreparedStatement statement = connections.statements().prepare(session.raw,
-                    releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)");
-            statement.setString(1, lock.serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                if (rs.getInt(1) != 1) {
-                    notifier.loseAtRelease(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name
-                            + "' was lost before it was released: the server no longer held it for this instance's"
-                            + " session " + session.connectionId, null);
-                }
-                if (releaseAll && rs.getInt(2) > 0) {
-                    LOG.warnf("The connection of lock '%s' held %d other named lock(s) not taken through LockManager;"
-                            + " they were released before the connection went back to the pool", lock.name, rs.getInt(2));
-                }
-            }
+            released = release(session, lock, releaseAll);
         } catch (SQLException e) {
             if (releaseAll && SqlErrors.isMissingFunction(e)) {
                 releaseAllSupported = false;
@@ -665,6 +699,15 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                     + ") failed: " + SqlErrors.describe(e), e);
             return;
         }
+        if (!released.released()) {
+            notifier.loseAtRelease(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name
+                    + "' was lost before it was released: the server no longer held it for this instance's session "
+                    + session.connectionId, null);
+        }
+        if (released.others() > 0) {
+            LOG.warnf("The connection of lock '%s' held %d other named lock(s) not taken through LockManager; they were"
+                    + " released before the connection went back to the pool", lock.name, released.others());
+        }
         if (last) {
             if (releaseAll) {
                 retire(session);
@@ -674,27 +717,67 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
     }
 
+    /**
+     * {@code RELEASE_LOCK}, tried again once after an error that left the session alive (a time limit of the server's):
+     * the lock must not stay held by a session that goes on serving others.
+     */
+    private SessionStatements.Released release(PinnedSession session, NamedLock lock, boolean releaseAll)
+            throws SQLException {
+        try {
+            return statements.release(session, lock.serverName, releaseAll);
+        } catch (SQLException e) {
+            if ((releaseAll && SqlErrors.isMissingFunction(e)) || endedBy(session, e)) {
+                throw e;
+            }
+            return statements.release(session, lock.serverName, releaseAll);
+        }
+    }
+
     private void retireIfEmpty(PinnedSession session) {
         if (!session.retired && session.held.isEmpty() && !session.shared) {
             retire(session);
         }
     }
 
-    /** Gives back the shared sessions that have held nothing for a moment. */
+    /** Gives back the shared sessions that have held nothing for a moment, each on a thread of its own. */
     private void giveBackIdleShared() {
         for (PinnedSession session : shared) {
-            if (System.nanoTime() - session.lastUsed < LINGER_NANOS || !session.mutex.tryLock()) {
-                continue;
+            if (System.nanoTime() - session.lastUsed >= LINGER_NANOS) {
+                onCheckThread(session, () -> {
+                    if (!session.mutex.tryLock()) {
+                        return;
+                    }
+                    try {
+                        if (!session.retired && session.held.isEmpty()
+                                && System.nanoTime() - session.lastUsed >= LINGER_NANOS) {
+                            giveBackEmpty(session, true);
+                        }
+                    } finally {
+                        session.mutex.unlock();
+                    }
+                });
             }
+        }
+    }
+
+    /**
+     * Runs work on a session on a thread of the check pool, unless such work on it still runs (a stalled statement):
+     * one bad session never delays another's check.
+     */
+    private void onCheckThread(PinnedSession session, Runnable work) {
+        if (!session.checking.compareAndSet(false, true)) {
+            return;
+        }
+        if (!runOnChecks(() -> {
             try {
-                if (!session.retired && session.held.isEmpty() && System.nanoTime() - session.lastUsed >= LINGER_NANOS) {
-                    giveBackEmpty(session, true);
-                }
+                work.run();
             } catch (RuntimeException e) {
-                LOG.error("Returning an idle lock connection failed", e);
+                LOG.error("Checking a lock connection failed", e);
             } finally {
-                session.mutex.unlock();
+                session.checking.set(false);
             }
+        })) {
+            session.checking.set(false); // shutting down
         }
     }
 
@@ -709,12 +792,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             discardLocked(session);
             return;
         }
-        try (Statement statement = session.raw.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT RELEASE_ALL_LOCKS()")) {
-            rs.next();
-            if (heldNone && rs.getInt(1) > 0) {
+        try {
+            int released = statements.releaseAll(session);
+            if (heldNone && released > 0) {
                 LOG.warnf("A lock connection held %d named lock(s) not taken through LockManager; they were released"
-                        + " before the connection went back to the pool", rs.getInt(1));
+                        + " before the connection went back to the pool", released);
             }
         } catch (SQLException e) {
             if (SqlErrors.isMissingFunction(e)) {
@@ -726,11 +808,15 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         retire(session);
     }
 
-    /** Gives back a session that holds no named lock; the mutex is held. */
+    /** Gives back a session that holds no named lock, as the pool lent it; the mutex is held. */
     private void retire(PinnedSession session) {
         session.retired = true;
         forget(session);
+        if (!session.handedBack.compareAndSet(false, true)) {
+            return; // ended under the statement meanwhile
+        }
         try {
+            session.raw.setNetworkTimeout(Runnable::run, session.originalNetworkTimeout);
             if (session.autoCommitWasOff) {
                 session.raw.setAutoCommit(false);
             }
@@ -744,7 +830,9 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private void discardLocked(PinnedSession session) {
         session.retired = true;
         forget(session);
-        connections.discard(session.pooled);
+        if (session.handedBack.compareAndSet(false, true)) {
+            connections.discard(session.pooled);
+        }
     }
 
     private void forget(PinnedSession session) {
@@ -759,14 +847,31 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     /** The session is broken or in doubt: every lock on it is lost, and it is destroyed. The mutex is held. */
     private void failSession(PinnedSession session, SQLException cause) {
+        failSession(session, LockLostException.Reason.CONNECTION_LOST,
+                "its connection (server session " + session.connectionId + ") failed: " + SqlErrors.describe(cause), cause);
+    }
+
+    /**
+     * The session's server is read-only: a replica, or a primary demoted by a failover that the session still reaches.
+     * Named locks there are invisible to the writable server, where others may now take them: every lock of the session
+     * is lost, the session destroyed, and the pool's connections replaced. The mutex is held.
+     */
+    private void failSessionReadOnly(PinnedSession session) {
+        failSession(session, LockLostException.Reason.READ_ONLY, "its connection (server session "
+                + session.connectionId + ") reaches a read-only server: a replica, or a primary demoted by a failover,"
+                + " where named locks are invisible to the writable server", null);
+        connections.readOnlyFound("named lock connection " + session.connectionId);
+    }
+
+    private void failSession(PinnedSession session, LockLostException.Reason reason, String why, Throwable cause) {
         List<NamedLock> lost = new ArrayList<>(session.held.values());
         session.held.clear();
-        discardLocked(session);
+        // Told first: once the connection ends, the server frees the locks for others.
         for (NamedLock lock : lost) {
             local.remove(lock.serverName, lock);
-            lose(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name + "' was lost: its connection"
-                    + " (server session " + session.connectionId + ") failed: " + SqlErrors.describe(cause), cause);
+            lose(lock, reason, "Lock '" + lock.name + "' was lost: " + why, cause);
         }
+        discardLocked(session);
     }
 
     private void lose(NamedLock lock, LockLostException.Reason reason, String message, Throwable cause) {
@@ -775,56 +880,173 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     // --- fencing ---
 
+    /**
+     * Increments the name's fence in the lock table on a pooled connection, then checks there that this lock's
+     * session holds the lock: held then means held since the grant, so the fence was issued while it was held (and is
+     * below every later holder's). Neither statement runs on the pinned session, so a row lock the update waits for (a
+     * transaction holding the row) never holds the session's mutex, and an error of these statements fails this call
+     * alone, not the locks of the session's co-tenants.
+     */
     @Override
     public long fencingToken(NamedLock lock) {
-        PinnedSession session = lock.session;
-        session.mutex.lock();
+        if (lock.lost != null) {
+            throw new LockLostException(lock.name, lock.lost.reason(),
+                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
+        }
+        if (lock.released) {
+            throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
+        }
+        long fence = lock.fence;
+        if (fence != 0) {
+            return fence;
+        }
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            throw new IllegalStateException("The first fencingToken() of lock '" + lock.name + "' reads the"
+                    + " database and was called on an event-loop thread. Call it on a worker thread (for a Uni:"
+                    + " .emitOn(Infrastructure.getDefaultWorkerPool()) first)");
+        }
+        lock.fenceIssue.lock();
         try {
-            if (lock.lost != null) {
-                throw new LockLostException(lock.name, lock.lost.reason(),
-                        "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
-            }
-            if (lock.released) {
-                throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
-            }
             if (lock.fence == 0) {
-                if (!BlockingOperationControl.isBlockingAllowed()) {
-                    throw new IllegalStateException("The first fencingToken() of lock '" + lock.name + "' reads the"
-                            + " database and was called on an event-loop thread. Call it on a worker thread (for a Uni:"
-                            + " .emitOn(Infrastructure.getDefaultWorkerPool()) first)");
-                }
-                try {
-                    lock.fence = table.nextFence(session.raw, lock.serverName);
-                } catch (SQLException e) {
-                    failSession(session, e);
-                    throw new LockLostException(lock.name, LockLostException.Reason.CONNECTION_LOST,
-                            "Lock '" + lock.name + "' is lost: its connection failed while issuing the fencing token: "
-                                    + SqlErrors.describe(e),
-                            e);
-                }
+                lock.fence = issueFence(lock);
             }
             return lock.fence;
         } finally {
-            session.mutex.unlock();
+            lock.fenceIssue.unlock();
+        }
+    }
+
+    private long issueFence(NamedLock lock) {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements(lock.name, 0);
+            Connection raw = borrowed.raw();
+            long fence = table.nextFence(raw, lock.serverName);
+            Long holder = SessionStatements.holderOf(raw, lock.serverName);
+            connections.giveBack(borrowed);
+            if (holder == null || holder != lock.session.connectionId) {
+                LockLostException lost = new LockLostException(lock.name, LockLostException.Reason.NOT_HELD,
+                        "Lock '" + lock.name + "' is lost: while its fencing token was issued, the server showed it "
+                                + (holder == null ? "free" : "held by connection " + holder)
+                                + ", not by this instance's session " + lock.session.connectionId,
+                        null);
+                lose(lock, lost.reason(), lost.getMessage(), null);
+                throw lost;
+            }
+            return fence;
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            if (SqlErrors.isReadOnly(e)) {
+                connections.readOnlyFound("fencing token of lock '" + lock.name + "'");
+            }
+            throw new IllegalStateException("Lock '" + lock.name + "': no fencing token could be issued (the lock is"
+                    + " still held): " + SqlErrors.describe(e), e);
         }
     }
 
     // --- keepalive ---
 
+    /**
+     * Reports a lapse of this instance's membership of its fleet, found by the clock alone, on a thread of its own: a
+     * renewal stuck on a stalled connection never delays it, and ending the sessions of a lapse never delays the
+     * keepalive.
+     */
+    private void watchMembership() {
+        if (!membership.confirmed(System.nanoTime())) {
+            runOnChecks(membership::checkLapse);
+        }
+    }
+
+    /** Renews this instance's membership of its fleet, on a thread of its own, never two at once. */
+    private void confirmMembership() {
+        if (!confirming.compareAndSet(false, true)) {
+            return;
+        }
+        if (!runOnChecks(() -> {
+            try {
+                membership.renew();
+            } finally {
+                confirming.set(false);
+            }
+        })) {
+            confirming.set(false);
+        }
+    }
+
+    /** Runs work on a thread of the check pool; false if the engine is shutting down. */
+    private boolean runOnChecks(Runnable work) {
+        try {
+            checks.execute(work);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** A lock is valid while it is held and this instance's membership of its fleet is confirmed. */
+    @Override
+    public boolean isValid(NamedLock lock) {
+        if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
+            lose(lock, LockLostException.Reason.MEMBERSHIP_LOST, "Lock '" + lock.name + "' was lost: " + membership.lapseMessage(),
+                    null);
+        }
+        return lock.lost == null;
+    }
+
+    /**
+     * Every lock of every session is lost and every session ended (a session busy in a statement is ended under it):
+     * the server frees the locks, so that nothing stays held that its holders were told they lost.
+     */
+    private void abandonAll(LockLostException.Reason reason, String why) {
+        for (PinnedSession session : List.copyOf(sessions)) {
+            if (session.mutex.tryLock()) {
+                try {
+                    if (!session.retired) {
+                        failSession(session, reason, why, null);
+                    }
+                } finally {
+                    session.mutex.unlock();
+                }
+            } else {
+                abandonBusy(session, reason, why);
+            }
+        }
+    }
+
+    /**
+     * Ends a session whose mutex a statement holds, under it, and tells the holders of its locks; the statement's own
+     * grant, if it gets one, is void ({@link #register}).
+     */
+    private void abandonBusy(PinnedSession session, LockLostException.Reason reason, String why) {
+        session.retired = true;
+        forget(session);
+        for (NamedLock lock : List.copyOf(local.values())) {
+            if (lock.session == session && local.remove(lock.serverName, lock)) {
+                lose(lock, reason, "Lock '" + lock.name + "' was lost: " + why, null);
+            }
+        }
+        if (session.handedBack.compareAndSet(false, true)) {
+            connections.discard(session.pooled);
+        }
+    }
+
+    /** Starts a check of every session that holds locks, each on a thread of its own. */
     private void checkSessions() {
         for (PinnedSession session : sessions) {
-            if (!session.mutex.tryLock()) {
-                continue; // busy in a statement, which itself would fail if the session were gone
-            }
-            try {
-                if (!session.retired && !session.held.isEmpty()) {
-                    check(session);
+            onCheckThread(session, () -> {
+                if (!session.mutex.tryLock()) {
+                    return; // busy in a statement, which itself would fail if the session were gone
                 }
-            } catch (RuntimeException e) {
-                LOG.error("Checking a lock connection failed", e);
-            } finally {
-                session.mutex.unlock();
-            }
+                try {
+                    if (!session.retired && !session.held.isEmpty()) {
+                        check(session);
+                    }
+                } finally {
+                    session.mutex.unlock();
+                }
+            });
         }
     }
 
@@ -836,17 +1058,22 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             // granted (only its own RELEASE_LOCK, or its end, frees one). One statement per connection checks that,
             // sampling one lock in turn (a reset session keeps its id but no lock); a sample found gone checks all.
             NamedLock sample = locks.get(Math.floorMod(session.checks++, locks.size()));
-            long[] sampled = isUsedLocks(session.raw, List.of(sample.serverName));
-            checkSameSession(session, sampled[0]);
-            if (sampled[1] == session.connectionId) {
+            long[] sampled = SessionStatements.isUsedLocks(session.raw, List.of(sample.serverName));
+            SessionStatements.checkSameSession(session, sampled[0]);
+            if (sampled[1] != 0) {
+                failSessionReadOnly(session);
+                return false;
+            }
+            if (sampled[2] == session.connectionId) {
                 return true;
             }
             for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
                 List<NamedLock> chunk = locks.subList(from, Math.min(locks.size(), from + NAMES_PER_CHECK));
-                long[] holders = isUsedLocks(session.raw, chunk.stream().map(lock -> lock.serverName).toList());
-                checkSameSession(session, holders[0]);
+                long[] holders = SessionStatements.isUsedLocks(session.raw,
+                        chunk.stream().map(lock -> lock.serverName).toList());
+                SessionStatements.checkSameSession(session, holders[0]);
                 for (int i = 0; i < chunk.size(); i++) {
-                    long holder = holders[i + 1];
+                    long holder = holders[i + 2];
                     if (holder != session.connectionId) {
                         NamedLock lock = chunk.get(i);
                         session.held.remove(lock.serverName);
@@ -858,6 +1085,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 }
             }
         } catch (SQLException e) {
+            if (!endedBy(session, e)) {
+                LOG.warnf("Checking a lock connection (server session %d) failed, it is checked again next period: %s",
+                        session.connectionId, SqlErrors.describe(e));
+                return true;
+            }
             failSession(session, e);
             return false;
         }
@@ -906,16 +1138,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     private Long serverHolder(String name, String serverName) {
         ensureOpen();
-        return connections.query(name, "read the state of lock '" + name + "'", raw -> {
-            try (PreparedStatement statement = raw.prepareStatement("SELECT IS_USED_LOCK(?)")) {
-                statement.setString(1, serverName);
-                try (ResultSet rs = statement.executeQuery()) {
-                    rs.next();
-                    long id = rs.getLong(1);
-                    return rs.wasNull() ? null : id;
-                }
-            }
-        });
+        return connections.query(name, "read the state of lock '" + name + "'",
+                raw -> SessionStatements.holderOf(raw, serverName));
     }
 
     @Override
@@ -982,7 +1206,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private Map<String, Long> namedLocksOfKnownNames(Connection raw) throws SQLException {
         List<String> names = new ArrayList<>();
         try (Statement statement = raw.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT name FROM " + table.name() + " ORDER BY name")) {
+                ResultSet rs = statement.executeQuery("SELECT name FROM " + table.name()
+                        + " WHERE name NOT LIKE '~%' ORDER BY name")) {
             while (rs.next()) {
                 names.add(rs.getString(1));
             }
@@ -999,38 +1224,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         Map<String, Long> held = new HashMap<>();
         for (int from = 0; from < names.size(); from += NAMES_PER_CHECK) {
             List<String> chunk = names.subList(from, Math.min(names.size(), from + NAMES_PER_CHECK));
-            long[] holders = isUsedLocks(raw, chunk);
+            long[] holders = SessionStatements.isUsedLocks(raw, chunk);
             for (int i = 0; i < chunk.size(); i++) {
-                if (holders[i + 1] != 0) {
-                    held.put(chunk.get(i), holders[i + 1]);
+                if (holders[i + 2] != 0) {
+                    held.put(chunk.get(i), holders[i + 2]);
                 }
             }
         }
         return held;
-    }
-
-    /**
-     * One statement: the session's {@code CONNECTION_ID()}, then for each name the connection holding it
-     * ({@code IS_USED_LOCK}), 0 when it is free.
-     */
-    private static long[] isUsedLocks(Connection raw, List<String> serverNames) throws SQLException {
-        StringBuilder sql = new StringBuilder("SELECT CONNECTION_ID()");
-        for (int i = 0; i < serverNames.size(); i++) {
-            sql.append(", IS_USED_LOCK(?)");
-        }
-        try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
-            for (int i = 0; i < serverNames.size(); i++) {
-                statement.setString(i + 1, serverNames.get(i));
-            }
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                long[] result = new long[serverNames.size() + 1];
-                for (int i = 0; i < result.length; i++) {
-                    result[i] = rs.getLong(i + 1); // NULL reads as 0; connection ids start at 1
-                }
-                return result;
-            }
-        }
     }
 
     @Override
@@ -1087,6 +1288,21 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return sessions.size();
     }
 
+    /** What each connection kept out of the pool holds and why it is kept, for diagnostics. */
+    public List<String> describePinned() {
+        List<String> described = new ArrayList<>();
+        for (PinnedSession session : sessions) {
+            described.add("server session " + session.connectionId
+                    + (session.shared ? shared.contains(session) ? ", shared" : ", shared but not listed as such" : "")
+                    + (session.affinity == null ? "" : ", of thread '" + session.affinity.getName() + "'")
+                    + (session.retired ? ", retired" : "") + (session.checking.get() ? ", being checked" : "")
+                    + (session.mutex.isLocked() ? ", in a statement" : "") + ", idle for "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - session.lastUsed) + " ms, holding "
+                    + List.copyOf(session.held.keySet()));
+        }
+        return described;
+    }
+
     private void ensureOpen() {
         if (closed) {
             throw new IllegalStateException("The lock manager is shut down");
@@ -1102,9 +1318,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
         closed = true;
         keepalive.shutdownNow();
+        checks.shutdownNow();
         for (PinnedSession session : List.copyOf(sessions)) {
             closeSession(session);
         }
+        membership.leave();
         notifier.close();
         connections.close();
     }
@@ -1118,8 +1336,8 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
             locked = false;
         }
         if (!locked) {
-            // A statement is still running on it (a long wait): end the session under it.
-            connections.discard(session.pooled);
+            // A statement is still running on it (a long wait): end the session under it, and tell its holders.
+            abandonBusy(session, LockLostException.Reason.SHUTDOWN, "the application is shutting down");
             return;
         }
         try {

@@ -3,7 +3,10 @@ package io.quarkiverse.mysqllock.runtime.named;
 import java.sql.Connection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
+
+import io.quarkiverse.mysqllock.runtime.ServerVersion;
 
 /**
  * A connection kept out of the pool while it holds named locks: one server session. Every statement on it, and every
@@ -16,29 +19,42 @@ final class PinnedSession {
 
     final Connection pooled;
     final Connection raw;
+    final ServerVersion server;
     /** The thread whose acquisitions use this session while it holds locks; null for a shared or asynchronous one. */
     final Thread affinity;
     /** Lent to every thread for locks the server grants at once; stays pinned a moment after its last lock. */
     final boolean shared;
     final ReentrantLock mutex = new ReentrantLock();
     final boolean autoCommitWasOff;
+    /** The network time-out the pool lent the connection with, restored when it goes back. */
     final int originalNetworkTimeout;
+    /** Set while a keepalive check of it runs, so that a stalled one is not checked twice at once. */
+    final AtomicBoolean checking = new AtomicBoolean();
 
     /** Server name to lock; guarded by the mutex. */
     final Map<String, NamedLock> held = new LinkedHashMap<>();
-    /** The server session id, known after the first statement; guarded by the mutex. */
-    long connectionId;
-    /** Set once the session went back to the pool or was discarded; guarded by the mutex. */
-    boolean retired;
+    /** The server session id, known after the first statement; written under the mutex. */
+    volatile long connectionId;
+    /**
+     * Set once the session went back to the pool or was discarded: under the mutex, or without it when a statement holds
+     * the mutex and the session is ended under it (the statement's grant is then void).
+     */
+    volatile boolean retired;
+    /**
+     * Set by whoever hands the connection back (to the pool, or discarded): exactly once, also when a session is ended
+     * under a statement while the statement's thread retires it.
+     */
+    final AtomicBoolean handedBack = new AtomicBoolean();
     /** Which held lock the next keepalive samples; guarded by the mutex. */
     int checks;
     /** {@link System#nanoTime()} of the last acquisition or release on it. */
     volatile long lastUsed = System.nanoTime();
 
-    PinnedSession(Connection pooled, Connection raw, Thread affinity, boolean shared, boolean autoCommitWasOff,
-            int originalNetworkTimeout) {
+    PinnedSession(Connection pooled, Connection raw, ServerVersion server, Thread affinity, boolean shared,
+            boolean autoCommitWasOff, int originalNetworkTimeout) {
         this.pooled = pooled;
         this.raw = raw;
+        this.server = server;
         this.affinity = affinity;
         this.shared = shared;
         this.autoCommitWasOff = autoCommitWasOff;

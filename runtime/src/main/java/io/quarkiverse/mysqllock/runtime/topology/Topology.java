@@ -10,6 +10,9 @@ import java.util.List;
  * @param readOnly the server refuses writes ({@code @@read_only}): a replica, or a primary being failed over
  * @param galera a Galera cluster node ({@code @@wsrep_on}), where {@code GET_LOCK} is unsupported
  * @param skipped the probes the server refused or does not support, with why
+ * @param unseen what replication the probes could not rule out, or null: a MySQL server that writes a binary log may
+ *        have replicas that a plain user cannot see
  */
-public record Topology(boolean replicated, String reason, boolean readOnly, boolean galera, List<String> skipped) {
+public record Topology(boolean replicated, String reason, boolean readOnly, boolean galera, List<String> skipped,
+        String unseen) {
 }

@@ -1,0 +1,190 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.math.BigDecimal;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.ServerVersion;
+
+/**
+ * The NAMED engine's statements on a pinned session, stateless. The caller holds the session's mutex. Every statement
+ * is answered within {@code statement-timeout}, beyond the wait it asks the server for: the session's network time-out
+ * is that limit, and is raised for the length of a {@code GET_LOCK} wait only.
+ */
+final class SessionStatements {
+
+    /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
+    private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
+    enum Grant {
+        GRANTED,
+        BUSY,
+        /** The server interrupted the wait ({@code GET_LOCK} returned NULL, as after {@code KILL QUERY}). */
+        INTERRUPTED,
+        /** The server is read-only: a replica, or a primary demoted by a failover. Nothing was granted. */
+        READ_ONLY
+    }
+
+    private final ConnectionSource connections;
+
+    SessionStatements(ConnectionSource connections) {
+        this.connections = connections;
+    }
+
+    /**
+     * Waits on the server until the deadline. MariaDB honours fractional timeouts; MySQL truncates them to whole
+     * seconds, so there the whole seconds are waited on the server and the rest is polled. Never a negative timeout:
+     * MySQL would wait forever.
+     */
+    Grant getLock(PinnedSession session, String serverName, long deadline) throws SQLException {
+        long remaining = Math.max(0, deadline - System.nanoTime());
+        if (session.server.fractionalWaits()) {
+            return getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000, 6), remaining);
+        }
+        Grant grant = getLock(session, serverName, BigDecimal.valueOf(remaining / 1_000_000_000L), remaining);
+        while (grant == Grant.BUSY && (remaining = deadline - System.nanoTime()) > 0) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(Math.min(remaining, POLL_NANOS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Grant.BUSY;
+            }
+            grant = getLock(session, serverName, BigDecimal.ZERO, 0);
+        }
+        return grant;
+    }
+
+    /**
+     * One {@code GET_LOCK}, which also reads the session id (a reconnected session is a failure) and whether the server
+     * is read-only; a lock granted on a read-only server is given back at once.
+     */
+    Grant getLock(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos) throws SQLException {
+        boolean waits = waitNanos > 0;
+        if (waits) {
+            ConnectionSource.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
+        }
+        try {
+            PreparedStatement statement = connections.statements().prepare(session.raw,
+                    "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only");
+            statement.setString(1, serverName);
+            statement.setBigDecimal(2, seconds);
+            long result;
+            boolean interrupted;
+            boolean readOnly;
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                result = rs.getLong(1);
+                interrupted = rs.wasNull();
+                checkSameSession(session, rs.getLong(2));
+                readOnly = rs.getInt(3) != 0;
+            }
+            if (readOnly) {
+                if (!interrupted && result == 1) {
+                    release(session, serverName, false);
+                }
+                return Grant.READ_ONLY;
+            }
+            return interrupted ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
+        } finally {
+            if (waits) {
+                ConnectionSource.bound(session.raw, connections.statementTimeoutMillis());
+            }
+        }
+    }
+
+    /**
+     * {@code RELEASE_LOCK}, and {@code RELEASE_ALL_LOCKS()} too when the session should then hold nothing.
+     *
+     * @return whether the server released the lock, and how many other named locks it released
+     */
+    Released release(PinnedSession session, String serverName, boolean releaseAll) throws SQLException {
+        PreparedStatement statement = connections.statements().prepare(session.raw,
+                releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)");
+        statement.setString(1, serverName);
+        try (ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            return new Released(rs.getInt(1) == 1, releaseAll ? rs.getInt(2) : 0);
+        }
+    }
+
+    record Released(boolean released, int others) {
+    }
+
+    /** {@code RELEASE_ALL_LOCKS()}: how many named locks the session still held. */
+    int releaseAll(PinnedSession session) throws SQLException {
+        try (Statement statement = session.raw.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT RELEASE_ALL_LOCKS()")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    /** The connection holding a named lock, or null if it is free. */
+    static Long holderOf(Connection raw, String serverName) throws SQLException {
+        try (PreparedStatement statement = raw.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long id = rs.getLong(1);
+                return rs.wasNull() ? null : id;
+            }
+        }
+    }
+
+    /**
+     * One statement: the session's {@code CONNECTION_ID()}, whether the server is read-only (1) or not (0), then for
+     * each name the connection holding it ({@code IS_USED_LOCK}), 0 when it is free.
+     */
+    static long[] isUsedLocks(Connection raw, List<String> serverNames) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT CONNECTION_ID(), @@GLOBAL.read_only");
+        for (int i = 0; i < serverNames.size(); i++) {
+            sql.append(", IS_USED_LOCK(?)");
+        }
+        try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+            for (int i = 0; i < serverNames.size(); i++) {
+                statement.setString(i + 1, serverNames.get(i));
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long[] result = new long[serverNames.size() + 2];
+                for (int i = 0; i < result.length; i++) {
+                    result[i] = rs.getLong(i + 1); // NULL reads as 0; connection ids start at 1
+                }
+                return result;
+            }
+        }
+    }
+
+    /**
+     * Whether the session still answers as the same server session. After an error that does not say the connection
+     * failed, this tells an error of the one statement (a privilege, a time limit) from one that ended the session.
+     */
+    static boolean stillTheSameSession(PinnedSession session) {
+        try (Statement statement = session.raw.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT CONNECTION_ID()")) {
+            return rs.next() && rs.getLong(1) == session.connectionId;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    static void checkSameSession(PinnedSession session, long connectionId) throws SQLException {
+        if (session.connectionId == 0) {
+            session.connectionId = connectionId;
+        } else if (session.connectionId != connectionId) {
+            throw new SQLException("The lock connection now talks to server session " + connectionId + " instead of "
+                    + session.connectionId + ": it reconnected, and every named lock of the old session is gone", "08S01");
+        }
+    }
+
+    /** The server version of a pinned connection. */
+    ServerVersion server(Connection raw) throws SQLException {
+        return connections.server(raw);
+    }
+}
