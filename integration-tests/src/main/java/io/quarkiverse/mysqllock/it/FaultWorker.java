@@ -12,8 +12,13 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -35,10 +40,16 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.runtime.ShutdownEvent;
 import io.quarkus.runtime.StartupEvent;
+import io.vertx.core.Vertx;
 
 /**
  * The fault suite's workload (see {@code FaultSuite} in the tests): threads that loop acquiring one of a few hot
- * names, doing a fenced write to the {@code resource} table inside the lock, and releasing it.
+ * names, doing a fenced write to the {@code resource} table inside the lock, and releasing it. Each section takes its
+ * lock along one of the routes applications use: {@code acquire} with an {@code onLost} listener, {@code withLock},
+ * a {@code @Locked} method with {@code atLeastFor}, {@code acquireAsync} subscribed on an event loop with a time-out
+ * that often cancels it, and {@code runOnce} (on names of its own, {@code once-<n>}, a new one every two seconds).
+ * Only the first route registers a listener: the others learn of a loss from the exception their API throws, so a loss
+ * they hide is a silent loss to the checker.
  * <p>
  * Every critical section is journaled to a local file, one {@code write} per event, because the database is one of
  * the things under attack and a SIGKILL must not lose what was already recorded: {@code S} (acquired, with the fencing
@@ -55,6 +66,10 @@ public class FaultWorker {
     LockManager locks;
     @Inject
     AgroalDataSource dataSource;
+    @Inject
+    FaultSections sections;
+    @Inject
+    Vertx vertx;
 
     @ConfigProperty(name = "fault-worker.enabled", defaultValue = "false")
     boolean enabled;
@@ -70,6 +85,21 @@ public class FaultWorker {
     Duration maxHold;
     @ConfigProperty(name = "fault-worker.journal", defaultValue = "fault-journal.tsv")
     String journalPath;
+    /** Run every section along the plain {@code acquire} route only. */
+    @ConfigProperty(name = "fault-worker.plain-only", defaultValue = "false")
+    boolean plainOnly;
+
+    /** How a section takes its lock: the ways applications do. */
+    enum Route {
+        ACQUIRE,
+        WITH_LOCK,
+        LOCKED,
+        ASYNC,
+        RUN_ONCE
+    }
+
+    private final ScheduledExecutorService timer = Executors
+            .newSingleThreadScheduledExecutor(runnable -> new Thread(runnable, "fault-worker-timer"));
 
     private final List<Thread> running = new ArrayList<>();
     private volatile boolean stopping;
@@ -96,6 +126,7 @@ public class FaultWorker {
 
     void shutdown(@Observes ShutdownEvent event) {
         stopLoops();
+        timer.shutdownNow();
     }
 
     /** Ends the loops, waits for the current critical sections, and reports what this instance still holds. */
@@ -105,6 +136,7 @@ public class FaultWorker {
     public Map<String, Object> stop() {
         boolean joined = stopLoops();
         int pinned = 0;
+        List<String> pinnedConnections = List.of();
         if (((MySqlLockManager) locks).engine() instanceof NamedLockEngine named) {
             // Shared connections that hold nothing stay pinned a second for the next lock, then go back to the pool.
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
@@ -116,8 +148,27 @@ public class FaultWorker {
                     break;
                 }
             }
+            pinnedConnections = named.describePinned();
+            if (pinned > 0) {
+                logLockThreads();
+            }
         }
-        return Map.of("stopped", joined, "held", ((MySqlLockManager) locks).held().size(), "pinned", pinned);
+        return Map.of("stopped", joined, "held", ((MySqlLockManager) locks).held().size(), "pinned", pinned,
+                "pinned connections", pinnedConnections);
+    }
+
+    /** The stacks of the extension's own threads, to the log: what keeps a connection pinned. */
+    private static void logLockThreads() {
+        StringBuilder dump = new StringBuilder("Connections stay pinned; the extension's threads:");
+        Thread.getAllStackTraces().forEach((thread, stack) -> {
+            if (thread.getName().startsWith("mysql-lock-")) {
+                dump.append("\n\"").append(thread.getName()).append("\" ").append(thread.getState());
+                for (StackTraceElement frame : stack) {
+                    dump.append("\n\tat ").append(frame);
+                }
+            }
+        });
+        LOG.warn(dump);
     }
 
     private synchronized boolean stopLoops() {
@@ -137,16 +188,24 @@ public class FaultWorker {
 
     private void work(String thread) {
         long sequence = 0;
+        Route[] routes = Route.values();
         while (!stopping) {
-            String name = names.get(ThreadLocalRandom.current().nextInt(names.size()));
             String section = thread + "-" + (++sequence);
-            long requestedAt = now();
-            try (LockHandle handle = locks.acquire(name, wait)) {
-                long acquiredAt = now();
-                handle.onLost(lost -> journal("L", section, now(), lost.reason()));
-                criticalSection(handle, section, name, requestedAt, acquiredAt);
-                handle.close();
-                journal("R", section, now());
+            // half the sections acquire plainly; the others spread over the other routes
+            ThreadLocalRandom random = ThreadLocalRandom.current();
+            Route route = plainOnly || random.nextBoolean() ? Route.ACQUIRE : routes[1 + random.nextInt(routes.length - 1)];
+            String name = route == Route.RUN_ONCE ? "once-" + System.currentTimeMillis() / 2000
+                    : names.get(random.nextInt(names.size()));
+            try {
+                switch (route) {
+                    case ACQUIRE -> acquire(section, name);
+                    case WITH_LOCK -> underApi(section, name, body -> locks.withLock(name, wait, body));
+                    case LOCKED -> underApi(section, name, body -> sections.locked(name, body::run));
+                    case ASYNC -> async(section, name);
+                    case RUN_ONCE -> underApi(section, name, body -> locks.runOnce(name, body));
+                }
+            } catch (LockLostException e) {
+                journal("L", section, now(), e.reason());
             } catch (LockNotAcquiredException e) {
                 if (e.reason() != LockNotAcquiredException.Reason.BUSY) {
                     pauseAfterError();
@@ -155,6 +214,82 @@ public class FaultWorker {
                 LOG.warnf("%s: %s", section, e);
                 pauseAfterError();
             }
+        }
+    }
+
+    /** {@code acquire}, an {@code onLost} listener, release. */
+    private void acquire(String section, String name) {
+        long requestedAt = now();
+        try (LockHandle handle = locks.acquire(name, wait)) {
+            long acquiredAt = now();
+            handle.onLost(lost -> journal("L", section, now(), lost.reason()));
+            criticalSection(handle, section, name, requestedAt, acquiredAt);
+            handle.close();
+            journal("R", section, now());
+        }
+    }
+
+    /**
+     * A section run by an API that takes and releases the lock itself ({@code withLock}; a {@code @Locked} method, its
+     * lock kept 30 ms after it started; {@code runOnce}, whose first caller of a name runs it while the others wait and
+     * do not): the section learns of a loss from the exception the API throws, nothing else.
+     */
+    private void underApi(String section, String name, Consumer<Runnable> api) {
+        long requestedAt = now();
+        try {
+            api.accept(() -> underHeldLock(section, name, requestedAt));
+        } finally {
+            journal("R", section, now());
+        }
+    }
+
+    /**
+     * The section inside a lock this thread's own call holds (withLock, @Locked, runOnce): a nested hold gives it the
+     * handle for the fencing token and validity, and registers no listener.
+     */
+    private void underHeldLock(String section, String name, long requestedAt) {
+        long acquiredAt = now();
+        try (LockHandle nested = locks.acquire(name, Duration.ZERO)) {
+            criticalSection(nested, section, name, requestedAt, acquiredAt);
+        }
+    }
+
+    /**
+     * {@code acquireAsync} subscribed on an event loop, with a time-out that fires often, sometimes while the event
+     * loop is kept busy: a handle granted after its subscriber gave up must be released by the acquisition, or it
+     * leaks (the end state and liveness rules see it). A handle that arrives is used on this thread.
+     */
+    private void async(String section, String name) {
+        ThreadLocalRandom random = ThreadLocalRandom.current();
+        Duration timeout = Duration.ofMillis(random.nextLong(1, 300));
+        long busy = random.nextInt(3) == 0 ? random.nextLong(1, 20) : 0;
+        CompletableFuture<LockHandle> delivered = new CompletableFuture<>();
+        long requestedAt = now();
+        vertx.getOrCreateContext().runOnContext(ignored -> {
+            locks.acquireAsync(name, wait).ifNoItem().after(timeout).on(timer).fail().subscribe()
+                    .with(delivered::complete, delivered::completeExceptionally);
+            long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(busy);
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        });
+        LockHandle handle;
+        try {
+            handle = delivered.get(30, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof io.smallrye.mutiny.TimeoutException) {
+                return; // timed out: the acquisition was cancelled
+            }
+            throw e.getCause() instanceof RuntimeException failure ? failure : new IllegalStateException(e.getCause());
+        } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException(section + ": no answer from acquireAsync", e);
+        }
+        long acquiredAt = now();
+        try (handle) {
+            handle.onLost(lost -> journal("L", section, now(), lost.reason()));
+            criticalSection(handle, section, name, requestedAt, acquiredAt);
+        } finally {
+            journal("R", section, now());
         }
     }
 
@@ -181,10 +316,17 @@ public class FaultWorker {
         journal("E", section, outcome, writeDone, now());
     }
 
-    /** The fenced write: accepted only if no later holder's token reached the resource first. */
+    /**
+     * The fenced write: accepted only if no later holder's token reached the resource first. A run-once name's resource
+     * row is created by its first write.
+     */
     private String write(String section, String name, long fence) {
         try (Connection connection = dataSource.getConnection()) {
             connection.setAutoCommit(false);
+            try (PreparedStatement seed = connection.prepareStatement("INSERT IGNORE INTO resource (name) VALUES (?)")) {
+                seed.setString(1, name);
+                seed.executeUpdate();
+            }
             try (PreparedStatement update = connection.prepareStatement(
                     "UPDATE resource SET value = value + 1, last_fence = ? WHERE name = ? AND last_fence < ?")) {
                 update.setLong(1, fence);

@@ -14,7 +14,6 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.it.FaultHistory.Section;
 import io.quarkiverse.mysqllock.it.FaultHistory.Write;
 import io.quarkiverse.mysqllock.it.FaultSuite.Fault;
-import io.quarkiverse.mysqllock.it.FaultSuite.Kind;
 
 /**
  * Checks a fault run's history:
@@ -202,7 +201,11 @@ final class FaultChecker {
             }
         }
         long lostUpdates = 0;
-        for (String name : names) {
+        // the hot names, and the run-once names whose rows their writes created
+        java.util.Set<String> resources = new java.util.TreeSet<>(names);
+        resources.addAll(history.values().keySet());
+        resources.addAll(accepted.keySet());
+        for (String name : resources) {
             long value = history.values().getOrDefault(name, 0L);
             long count = accepted.getOrDefault(name, 0L);
             if (value != count) {
@@ -259,8 +262,13 @@ final class FaultChecker {
                 case DB_RESTART -> through && (engine == LockMode.NAMED || longerThanTtl);
                 case NETWORK_CUT -> through && own && (engine == LockMode.NAMED || longerThanTtl);
                 case PAUSE, NETWORK_STALL -> through && own && engine == LockMode.LEASE && longerThanTtl;
-                // a lease survives a failover if what it needs replicated: the overlaps are the evidence
-                case SIGKILL, FAILOVER -> false;
+                // the held row keeps its lease from being renewed; every other lease goes on
+                case ROW_LOCK -> through && s.name.equals(f.lockName()) && engine == LockMode.LEASE && longerThanTtl;
+                // named locks on a read-only server are invisible to a writable one; leases cannot be renewed
+                case READ_ONLY -> through && (engine == LockMode.NAMED || longerThanTtl);
+                // a lease survives a failover if what it needs replicated: the overlaps are the evidence; a black-holed
+                // connection is abandoned, but its named locks stay held on the server until the link answers again
+                case SIGKILL, FAILOVER, BLACK_HOLE -> false;
             };
             if (taken) {
                 return true;

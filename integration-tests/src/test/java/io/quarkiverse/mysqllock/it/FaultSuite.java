@@ -12,6 +12,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -49,6 +50,9 @@ public final class FaultSuite {
         DB_RESTART("database restart"),
         NETWORK_STALL("network stall"),
         NETWORK_CUT("network cut"),
+        BLACK_HOLE("black hole on one connection"),
+        ROW_LOCK("lock-table row held by a transaction"),
+        READ_ONLY("database read-only"),
         FAILOVER("failover to the replica");
 
         final String label;
@@ -107,7 +111,8 @@ public final class FaultSuite {
          * whose lease others must take over while the fault lasts.
          */
         long recoveryFrom(LockMode engine) {
-            return engine == LockMode.LEASE && (kind == Kind.PAUSE || kind == Kind.NETWORK_STALL) ? injectedAt : healedAt;
+            return engine == LockMode.LEASE && (kind == Kind.PAUSE || kind == Kind.NETWORK_STALL
+                    || kind == Kind.BLACK_HOLE) ? injectedAt : healedAt;
         }
 
         @Override
@@ -148,6 +153,11 @@ public final class FaultSuite {
         }
     }
 
+    /** The workers' user on a single server: not SUPER, so that read_only binds it. */
+    static final String WORKER_USER = "worker";
+    /** statement-timeout of the workers: shorter than a fault, so that a black-holed connection is abandoned. */
+    static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(1);
+
     /** How long the replication link is stalled before the primary dies: what asynchronous failover loses. */
     static final Duration FAILOVER_STALL = Duration.ofSeconds(1);
 
@@ -183,13 +193,19 @@ public final class FaultSuite {
             Map<String, String> properties = new LinkedHashMap<>();
             properties.put("quarkus.http.port", "0");
             properties.put("quarkus.datasource.jdbc.url", proxy.rewrite(db.jdbcUrl()));
-            properties.put("quarkus.datasource.username", db.user());
-            properties.put("quarkus.datasource.password", db.password());
+            properties.put("quarkus.datasource.username", scenario.replication == null ? WORKER_USER : db.user());
+            properties.put("quarkus.datasource.password", scenario.replication == null ? WORKER_USER : db.password());
+            properties.put("quarkus.mysql-lock.statement-timeout", STATEMENT_TIMEOUT.toMillis() + "ms");
             properties.put("quarkus.mysql-lock.mode", engine.name().toLowerCase(Locale.ROOT));
             properties.put("quarkus.mysql-lock.instance-id", worker);
             properties.put("quarkus.mysql-lock.lease.ttl", options.ttl().toMillis() + "ms");
             properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
             properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
+            // each worker's whole log beside its journal
+            properties.put("quarkus.log.file.enable", "true");
+            properties.put("quarkus.log.file.path", directory.resolve(worker + ".log").toAbsolutePath().toString());
+            properties.put("quarkus.log.file.format", "%d{HH:mm:ss.SSS} %-5p [%t] %s%e%n");
+            properties.put("quarkus.log.category.\"io.quarkiverse.mysqllock\".level", "DEBUG");
             properties.put("fault-worker.enabled", "true");
             properties.put("fault-worker.id", worker);
             properties.put("fault-worker.threads", String.valueOf(options.threads()));
@@ -236,7 +252,8 @@ public final class FaultSuite {
         log.printf("%n=== Fault suite, %s: %d workers x %d threads on %s for %d s (seed %d) ===%n", scenario.label,
                 options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
         if (scenario.replication == null) {
-            db = TestDatabase.startEmbedded();
+            // privilege checks on, workers as a plain user: read_only binds them, and the server shows client ports
+            db = TestDatabase.startEmbedded().withPrivilegeChecks();
         } else {
             servers = ReplicatedServers.start(scenario.replication);
             db = servers.primary();
@@ -254,7 +271,7 @@ public final class FaultSuite {
             List<Kind> rotation = new ArrayList<>();
             while (System.nanoTime() < deadline) {
                 if (rotation.isEmpty()) {
-                    rotation.addAll(scenario.kinds());
+                    rotation.addAll(kinds());
                     Collections.shuffle(rotation, random);
                 }
                 Fault fault = inject(rotation.remove(0));
@@ -262,6 +279,9 @@ public final class FaultSuite {
                 long recovery = awaitRecovery(fault);
                 log.printf("[controller] %s: recovered in %s%n", fault,
                         recovery == Long.MAX_VALUE ? "NEVER" : recovery / 1000 + " ms");
+                if (recovery == Long.MAX_VALUE) {
+                    dumpThreads(faults.size());
+                }
                 Thread.sleep(300 + random.nextInt(700));
             }
             long ended = FaultWorker.now();
@@ -310,7 +330,22 @@ public final class FaultSuite {
         }
     }
 
+    /** The scenario's kinds of fault, or those of them {@code -Dfaults.kinds} lists (to chase one kind's problem). */
+    private List<Kind> kinds() {
+        String only = System.getProperty("faults.kinds", "");
+        if (only.isBlank()) {
+            return scenario.kinds();
+        }
+        List<String> wanted = Arrays.stream(only.split(",")).map(k -> k.trim().toUpperCase(Locale.ROOT).replace('-', '_'))
+                .toList();
+        return scenario.kinds().stream().filter(kind -> wanted.contains(kind.name())).toList();
+    }
+
     private void prepareDatabase() {
+        if (scenario.replication == null) {
+            db.execute("CREATE USER IF NOT EXISTS '" + WORKER_USER + "'@'%' IDENTIFIED BY '" + WORKER_USER + "'");
+            db.execute("GRANT SELECT, INSERT, UPDATE, CREATE ON " + TestDatabase.SCHEMA + ".* TO '" + WORKER_USER + "'@'%'");
+        }
         db.execute("CREATE TABLE resource (name VARCHAR(64) PRIMARY KEY, value BIGINT NOT NULL DEFAULT 0,"
                 + " last_fence BIGINT NOT NULL DEFAULT 0)");
         db.execute("CREATE TABLE resource_write (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
@@ -345,7 +380,25 @@ public final class FaultSuite {
             }
             case DB_RESTART -> {
                 db.restart();
+                // the embedded server starts without privilege checks: turn them on again
+                db = db.withPrivilegeChecks();
                 return new Fault(kind, null, null, start, FaultWorker.now(), "same port and data");
+            }
+            case BLACK_HOLE -> {
+                return blackHole(start, length);
+            }
+            case ROW_LOCK -> {
+                return rowLock(start, options.ttl().plusSeconds(1).toMillis());
+            }
+            case READ_ONLY -> {
+                db.execute("SET GLOBAL read_only = 1");
+                try {
+                    Thread.sleep(length);
+                } finally {
+                    db.execute("SET GLOBAL read_only = 0");
+                }
+                return new Fault(kind, null, null, start, FaultWorker.now(), "SET GLOBAL read_only = 1 for " + length
+                        + " ms");
             }
             case NETWORK_STALL -> {
                 return lasting(kind, slot, length, slot.proxy::stall, slot.proxy::resume);
@@ -396,6 +449,84 @@ public final class FaultSuite {
         return new Fault(Kind.FAILOVER, null, null, start, healed, "link stalled " + FAILOVER_STALL.toMillis()
                 + " ms, primary killed, replica promoted in " + (promoted - crashed) / 1000 + " ms, new replica in "
                 + (attached - promoted) / 1000 + " ms");
+    }
+
+    /**
+     * One connection stops answering while the proxy keeps it open (what a half-open connection or a firewall that
+     * drops packets looks like): the holder of a hot name's session (NAMED), or a random worker connection (LEASE).
+     */
+    private Fault blackHole(long start, long millis) throws SQLException, InterruptedException {
+        Long session = victim(LockMode.NAMED);
+        String where = null;
+        if (session != null) {
+            int port = clientPort(session);
+            for (Slot slot : slots) {
+                if (slot.proxy.stallConnection(port)) {
+                    where = slot.worker;
+                    try {
+                        Thread.sleep(millis);
+                    } finally {
+                        slot.proxy.resume();
+                    }
+                    break;
+                }
+            }
+        }
+        return new Fault(Kind.BLACK_HOLE, where, null, start, FaultWorker.now(),
+                where == null ? "no connection found" : "session " + session + " of " + where);
+    }
+
+    /** A transaction holds a hot name's lock-table row longer than a lease lasts, as a locking read of a fence would. */
+    private Fault rowLock(long start, long millis) throws SQLException, InterruptedException {
+        String name = options.names().get(random.nextInt(options.names().size()));
+        try (Connection connection = db.connect(); Statement statement = connection.createStatement()) {
+            connection.setAutoCommit(false);
+            statement.executeQuery("SELECT fence FROM mysql_lock WHERE name = '" + name + "' FOR UPDATE").close();
+            long locked = FaultWorker.now();
+            Thread.sleep(millis);
+            connection.commit();
+            return new Fault(Kind.ROW_LOCK, null, name, locked, FaultWorker.now(), "row of " + name);
+        }
+    }
+
+    /** A worker session: the holder of a random hot name (NAMED), or any (LEASE); null if none was found. */
+    private Long victim(LockMode engineOfHolders) throws SQLException, InterruptedException {
+        try (Connection connection = db.connect()) {
+            if (engine == engineOfHolders) {
+                for (int attempt = 0; attempt < 50; attempt++) {
+                    Long holder = single(connection, "SELECT IS_USED_LOCK(?)",
+                            options.names().get(random.nextInt(options.names().size())));
+                    if (holder != null) {
+                        return holder;
+                    }
+                    Thread.sleep(10);
+                }
+            }
+            List<Long> sessions = new ArrayList<>();
+            try (PreparedStatement list = connection.prepareStatement("SELECT ID FROM information_schema.PROCESSLIST"
+                    + " WHERE USER = ? AND COMMAND <> 'Daemon'")) {
+                list.setString(1, WORKER_USER);
+                try (ResultSet rs = list.executeQuery()) {
+                    while (rs.next()) {
+                        sessions.add(rs.getLong(1));
+                    }
+                }
+            }
+            return sessions.isEmpty() ? null : sessions.get(random.nextInt(sessions.size()));
+        }
+    }
+
+    /** The client port of a session (privilege checks on): the proxy's end of that connection. */
+    private int clientPort(long session) throws SQLException {
+        try (Connection connection = db.connect();
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?")) {
+            statement.setLong(1, session);
+            try (ResultSet rs = statement.executeQuery()) {
+                String host = rs.next() ? rs.getString(1) : "";
+                return host.indexOf(':') < 0 ? -1 : Integer.parseInt(host.substring(host.lastIndexOf(':') + 1));
+            }
+        }
     }
 
     /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */
@@ -480,6 +611,9 @@ public final class FaultSuite {
             if (!Boolean.TRUE.equals(answer.get("stopped"))) {
                 state.put("workers whose loops did not stop", slot.worker);
             }
+            if (answer.get("pinned connections") instanceof List<?> described && !described.isEmpty()) {
+                options.log().printf("[controller] %s keeps connections pinned: %s%n", slot.worker, described);
+            }
         }
         state.put("pinned connections left", pinned);
         state.put("locks still held by live workers", held);
@@ -499,7 +633,7 @@ public final class FaultSuite {
                 }
                 state.put("unexpired leases left (live workers stopped, dead ones past their ttl)",
                         single(connection, "SELECT COUNT(*) FROM mysql_lock WHERE expires_at > UTC_TIMESTAMP(6)"
-                                + " AND owner IS NOT NULL"));
+                                + " AND owner IS NOT NULL AND name NOT LIKE '~%'"));
             }
         }
         return state;
@@ -524,10 +658,55 @@ public final class FaultSuite {
         return new ObjectMapper().readValue(response.body(), Map.class);
     }
 
+    /**
+     * Every worker's threads, and the server's sessions holding hot names, beside the journals, when a fault was not
+     * recovered from: what holds the locks.
+     */
+    private void dumpThreads(int faultNumber) {
+        StringBuilder server = new StringBuilder();
+        try (Connection connection = db.connect()) {
+            for (String name : options.names()) {
+                Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
+                server.append(name).append(" held by session ").append(holder).append('\n');
+            }
+            try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(
+                    "SELECT ID, USER, HOST, COMMAND, TIME_MS, STATE, INFO FROM information_schema.PROCESSLIST")) {
+                while (rs.next()) {
+                    for (int column = 1; column <= 7; column++) {
+                        server.append(column == 1 ? "" : "\t").append(rs.getString(column));
+                    }
+                    server.append('\n');
+                }
+            }
+            for (Slot slot : slots) {
+                server.append(slot.worker).append(" connections, by the port the server sees: ")
+                        .append(slot.proxy.serverSidePorts()).append('\n');
+            }
+            Files.writeString(directory.resolve("server-after-fault-" + faultNumber + ".txt"), server);
+        } catch (SQLException | IOException e) {
+            options.log().println("[controller] could not read the server's state: " + e);
+        }
+        for (Slot slot : slots) {
+            Path file = directory.resolve(slot.worker + "-threads-after-fault-" + faultNumber + ".txt");
+            try {
+                Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
+                        String.valueOf(slot.process.pid()), "Thread.print").redirectOutput(file.toFile())
+                        .redirectErrorStream(true).start();
+                jcmd.waitFor(30, TimeUnit.SECONDS);
+            } catch (IOException e) {
+                options.log().println("[controller] could not dump the threads of " + slot.worker + ": " + e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     /** Journals of an earlier run in the same directory would mix with this one's. */
     private void clearJournals() throws IOException {
         try (java.util.stream.Stream<Path> files = Files.list(directory)) {
-            for (Path file : files.filter(f -> f.toString().endsWith(".tsv")).toList()) {
+            // journals, worker logs and the dumps of an earlier run
+            for (Path file : files.filter(f -> f.toString().endsWith(".tsv") || f.toString().contains(".log")
+                    || f.getFileName().toString().contains("-after-fault-")).toList()) {
                 Files.delete(file);
             }
         }

@@ -22,7 +22,7 @@ class FaultSuiteIT {
     @Test
     void bothEnginesSurviveEveryKindOfFault() throws Exception {
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.seconds", 60)),
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.seconds", 90)),
                 List.of(Scenario.NAMED, Scenario.LEASE), 3, 8, defaults.names(), defaults.ttl(), defaults.keepalive(),
                 Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
 

@@ -1,0 +1,24 @@
+package io.quarkiverse.mysqllock.it;
+
+import jakarta.inject.Singleton;
+
+import io.quarkiverse.mysqllock.Locked;
+
+/**
+ * The fault suite's {@code @Locked} sections: the lock is taken by the interceptor, kept at least 30 ms after the
+ * method started (a late release the calling thread must not enter again), and the critical section runs inside.
+ */
+@Singleton
+public class FaultSections {
+
+    /** A critical section run under the lock of {@code name}. */
+    @FunctionalInterface
+    public interface Section {
+        void run();
+    }
+
+    @Locked(value = "{name}", waitFor = "1s", atLeastFor = "30ms")
+    public void locked(String name, Section section) {
+        section.run();
+    }
+}
