@@ -14,8 +14,11 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
  * @param mariaDb MariaDB's semantics and syntax rather than MySQL's
  * @param lockWaitSeconds the server's default {@code innodb_lock_wait_timeout}: the longest a statement waits for a row
  *        lock unless told otherwise
+ * @param galera the server is a Galera cluster node ({@code wsrep_on}): it applies other nodes' commits a moment after
+ *        they were acknowledged, so a read that must see them asks for it ({@code wsrep_sync_wait})
  */
-public record ServerVersion(boolean mariaDb, int major, int minor, int patch, String text, long lockWaitSeconds) {
+public record ServerVersion(boolean mariaDb, int major, int minor, int patch, String text, long lockWaitSeconds,
+        boolean galera) {
 
     private static final Pattern NUMBERS = Pattern.compile("^(?:5\\.5\\.5-)?(\\d+)\\.(\\d+)\\.(\\d+)");
 
@@ -30,10 +33,15 @@ public record ServerVersion(boolean mariaDb, int major, int minor, int patch, St
         Matcher numbers = NUMBERS.matcher(text);
         if (numbers.find()) {
             return new ServerVersion(mariaDb, Integer.parseInt(numbers.group(1)), Integer.parseInt(numbers.group(2)),
-                    Integer.parseInt(numbers.group(3)), text, lockWaitSeconds);
+                    Integer.parseInt(numbers.group(3)), text, lockWaitSeconds, false);
         }
-        return mariaDb ? new ServerVersion(true, 11, 4, 0, text, lockWaitSeconds)
-                : new ServerVersion(false, 8, 4, 0, text, lockWaitSeconds);
+        return mariaDb ? new ServerVersion(true, 11, 4, 0, text, lockWaitSeconds, false)
+                : new ServerVersion(false, 8, 4, 0, text, lockWaitSeconds, false);
+    }
+
+    /** The same server, known to be a Galera cluster node (or not). */
+    public ServerVersion onGalera(boolean node) {
+        return new ServerVersion(mariaDb, major, minor, patch, text, lockWaitSeconds, node);
     }
 
     public boolean atLeast(int wantedMajor, int wantedMinor, int wantedPatch) {

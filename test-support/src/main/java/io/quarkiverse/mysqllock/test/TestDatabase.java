@@ -165,6 +165,11 @@ public final class TestDatabase {
     private static TestDatabase external(String url) {
         String user = System.getProperty("mysql-lock.test.user", envOr(USER_ENV, "root"));
         String password = System.getProperty("mysql-lock.test.password", envOr(PASSWORD_ENV, ""));
+        return external(url, user, password);
+    }
+
+    /** A server this JVM does not control (it cannot restart or crash it): reached by URL and credentials only. */
+    public static TestDatabase external(String url, String user, String password) {
         return new TestDatabase(null, url, user, password);
     }
 
