@@ -127,18 +127,21 @@ public final class LockTable {
 
     /**
      * Makes sure the row of a name exists without waiting for row locks: a consistent (non-locking) read first, since
-     * an {@code INSERT IGNORE} of an existing key waits for a transaction that holds the row {@code FOR UPDATE}.
+     * an {@code INSERT IGNORE} of an existing key waits for a transaction that holds the row {@code FOR UPDATE} (and,
+     * on a Galera node, for the replicated commits that write it).
+     *
+     * @return whether this call created the row
      */
-    public void seedWithoutWaiting(Connection connection, String serverName) throws SQLException {
+    public boolean seedWithoutWaiting(Connection connection, String serverName) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(exists)) {
             statement.setString(1, serverName);
             try (ResultSet rs = statement.executeQuery()) {
                 if (rs.next()) {
-                    return;
+                    return false;
                 }
             }
         }
-        seed(connection, serverName);
+        return seed(connection, serverName);
     }
 
     /** Whether a run-once of this name completed. */

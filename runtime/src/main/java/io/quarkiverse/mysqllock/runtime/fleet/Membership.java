@@ -114,7 +114,16 @@ public final class Membership {
         }
         boolean renewed;
         try {
-            renewed = confirming.tryLock(budgetNanos, TimeUnit.NANOSECONDS) && renewHolding();
+            if (confirming.tryLock(budgetNanos, TimeUnit.NANOSECONDS)) {
+                if (confirmed(System.nanoTime())) {
+                    confirming.unlock(); // confirmed by the renewal this thread waited for
+                    renewed = true;
+                } else {
+                    renewed = renewHolding();
+                }
+            } else {
+                renewed = confirmed(System.nanoTime()); // the renewal under way may have succeeded just now
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             renewed = false;

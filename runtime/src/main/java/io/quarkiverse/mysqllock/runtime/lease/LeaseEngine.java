@@ -201,7 +201,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             boolean throwIfBusy, long leaseCapNanos) throws InterruptedException {
         long leaseNanos = leaseCapNanos > 0 ? leaseCapNanos : ttlNanos;
         String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
-        for (int attempt = 1;; attempt++) {
+        attempts: for (int attempt = 1;; attempt++) {
+            // Confirmed before a connection is borrowed: a renewal of the membership needs one of its own, and
+            // acquisitions holding every connection of the pool while they wait for it would starve it.
+            membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
             ConnectionSource.Borrowed borrowed = null;
             try {
                 borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
@@ -210,7 +213,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 long backoff = FIRST_BACKOFF_NANOS;
                 ServerVersion server = connections.server(raw);
                 while (true) {
-                    membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
+                    if (!membership.confirmed(System.nanoTime())) {
+                        attempt--; // not a dead connection: confirm again with this one given back
+                        continue attempts;
+                    }
                     long sentAt = System.nanoTime();
                     long fence;
                     try {
@@ -230,7 +236,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     }
                     if (!seeded) {
                         seeded = true;
-                        if (retryingDeadlocks(() -> table.seed(raw, serverName))) {
+                        if (retryingDeadlocks(() -> table.seedWithoutWaiting(raw, serverName))) {
                             continue;
                         }
                     }
