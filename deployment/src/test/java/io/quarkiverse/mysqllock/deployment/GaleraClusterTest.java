@@ -187,6 +187,73 @@ class GaleraClusterTest {
         }
     }
 
+    /**
+     * A node cut off from the others becomes non-primary and refuses every statement (1047): its instance cannot renew
+     * and must be told its lease is lost before the majority lets another instance take it.
+     */
+    @Test
+    @Order(5)
+    void anInstanceOnAPartitionedNodeIsToldBeforeTheMajorityGrantsItsLease() throws Exception {
+        GaleraCluster.Node cutOff = cluster.node(3);
+        try (StandaloneLocks minority = StandaloneLocks.Settings.of("minority").on(cutOff.database())
+                .ttl(Duration.ofSeconds(3)).start();
+                StandaloneLocks majority = StandaloneLocks.Settings.of("majority").on(cluster.node(1).database())
+                        .ttl(Duration.ofSeconds(3)).start()) {
+            LockHandle held = minority.locks.acquire("galera:partition", Duration.ZERO);
+            long heldFence = held.fencingToken();
+            CompletableFuture<Long> toldAt = new CompletableFuture<>();
+            held.onLost(e -> toldAt.complete(System.nanoTime()));
+            cutOff.isolate();
+            try {
+                assertThat(cutOff.clusterStatus()).isNotEqualTo("Primary");
+                LockHandle next = majority.locks.acquire("galera:partition", Duration.ofSeconds(10));
+                long grantedAt = System.nanoTime();
+                assertThat(toldAt).isCompleted();
+                assertThat(toldAt.get()).isLessThan(grantedAt);
+                assertThat(held.isValid()).isFalse();
+                assertThat(next.fencingToken()).isGreaterThan(heldFence);
+                next.release();
+            } finally {
+                cutOff.heal();
+            }
+            cluster.awaitSize(3, Duration.ofSeconds(60));
+            // healed: the node serves locks again
+            try (LockHandle again = minority.locks.acquire("galera:partition", Duration.ofSeconds(10))) {
+                assertThat(again.isValid()).isTrue();
+            }
+        }
+    }
+
+    /** A node killed and started again: its instance's lease is lost and taken over, then the node rejoins. */
+    @Test
+    @Order(6)
+    void anInstanceOnAKilledNodeLosesItsLeaseAndTheRestartedNodeRejoins() throws Exception {
+        GaleraCluster.Node victim = cluster.node(2);
+        try (StandaloneLocks onVictim = StandaloneLocks.Settings.of("victim").on(victim.database())
+                .ttl(Duration.ofSeconds(3)).start();
+                StandaloneLocks survivor = StandaloneLocks.Settings.of("survivor").on(cluster.node(1).database())
+                        .ttl(Duration.ofSeconds(3)).start()) {
+            LockHandle held = onVictim.locks.acquire("galera:kill", Duration.ZERO);
+            long heldFence = held.fencingToken();
+            CompletableFuture<Long> toldAt = new CompletableFuture<>();
+            held.onLost(e -> toldAt.complete(System.nanoTime()));
+            victim.kill();
+            LockHandle next = survivor.locks.acquire("galera:kill", Duration.ofSeconds(10));
+            long grantedAt = System.nanoTime();
+            assertThat(toldAt).isCompleted();
+            assertThat(toldAt.get()).isLessThan(grantedAt);
+            long nextFence = next.fencingToken();
+            assertThat(nextFence).isGreaterThan(heldFence);
+            next.release();
+
+            victim.restart();
+            cluster.awaitSize(3, Duration.ofSeconds(60));
+            try (LockHandle again = onVictim.locks.acquire("galera:kill", Duration.ofSeconds(10))) {
+                assertThat(again.fencingToken()).isGreaterThan(nextFence);
+            }
+        }
+    }
+
     private static long count(ConcurrentLinkedQueue<Section> sections, int instance) {
         return sections.stream().filter(s -> s.instance() == instance).count();
     }
