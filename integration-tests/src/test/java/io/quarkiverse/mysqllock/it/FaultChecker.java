@@ -254,7 +254,7 @@ final class FaultChecker {
     private boolean certainlyDropped(Section s) {
         for (Fault f : faults) {
             boolean through = s.activeThroughout(f.injectedAt(), f.healedAt());
-            boolean own = s.worker.equals(f.worker());
+            boolean own = f.worker() != null && java.util.Arrays.asList(f.worker().split(",")).contains(s.worker);
             boolean longerThanTtl = f.healedAt() - f.injectedAt() > ttlMicros;
             boolean taken = switch (f.kind()) {
                 // held from before the holder was looked up until after its session was killed
@@ -269,6 +269,8 @@ final class FaultChecker {
                 // a lease survives a failover if what it needs replicated: the overlaps are the evidence; a black-holed
                 // connection is abandoned, but its named locks stay held on the server until the link answers again
                 case SIGKILL, FAILOVER, BLACK_HOLE -> false;
+                // a holder on a node killed or cut off cannot renew: its lease ends, and it must be told
+                case NODE_KILL, NODE_PARTITION -> through && own && longerThanTtl;
             };
             if (taken) {
                 return true;

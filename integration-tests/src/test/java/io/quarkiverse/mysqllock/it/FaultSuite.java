@@ -29,6 +29,7 @@ import com.fasterxml.jackson.databind.SerializationFeature;
 
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.test.AppProcess;
+import io.quarkiverse.mysqllock.test.GaleraCluster;
 import io.quarkiverse.mysqllock.test.ReplicatedServers;
 import io.quarkiverse.mysqllock.test.ReplicatedServers.Durability;
 import io.quarkiverse.mysqllock.test.TcpProxy;
@@ -53,7 +54,9 @@ public final class FaultSuite {
         BLACK_HOLE("black hole on one connection"),
         ROW_LOCK("lock-table row held by a transaction"),
         READ_ONLY("database read-only"),
-        FAILOVER("failover to the replica");
+        FAILOVER("failover to the replica"),
+        NODE_KILL("SIGKILL of a Galera node, and its restart"),
+        NODE_PARTITION("a Galera node partitioned from the others");
 
         final String label;
 
@@ -72,7 +75,9 @@ public final class FaultSuite {
         NAMED(LockMode.NAMED, null, "NAMED"),
         LEASE(LockMode.LEASE, null, "LEASE"),
         FAILOVER_SEMISYNC(LockMode.LEASE, Durability.SEMISYNC, "LEASE, semi-sync failover"),
-        FAILOVER_ASYNC(LockMode.LEASE, Durability.ASYNC, "LEASE, async failover");
+        FAILOVER_ASYNC(LockMode.LEASE, Durability.ASYNC, "LEASE, async failover"),
+        /** A 3-node Galera cluster, each worker on a node of its own. */
+        GALERA(LockMode.LEASE, null, "LEASE, Galera cluster");
 
         final LockMode engine;
         /** Null on a single server. */
@@ -85,13 +90,22 @@ public final class FaultSuite {
             this.label = label;
         }
 
+        /** Whether the workers connect as a plain user (privilege checks on); root on replicated servers. */
+        boolean plainUser() {
+            return replication == null && this != GALERA;
+        }
+
         /** Whether the lock's guarantees must hold (a violation fails the run), or the run shows what breaks. */
         boolean guaranteed() {
             return replication != Durability.ASYNC;
         }
 
         List<Kind> kinds() {
-            return replication == null ? Arrays.stream(Kind.values()).filter(k -> k != Kind.FAILOVER).toList()
+            if (this == GALERA) {
+                return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
+            }
+            return replication == null ? Arrays.stream(Kind.values())
+                    .filter(k -> k != Kind.FAILOVER && k != Kind.NODE_KILL && k != Kind.NODE_PARTITION).toList()
                     : List.of(Kind.FAILOVER);
         }
 
@@ -99,7 +113,7 @@ public final class FaultSuite {
             String key = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
             return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
-                            + " faults.scenarios: use named, lease, failover-semisync or failover-async"));
+                            + " faults.scenarios: use named, lease, failover-semisync, failover-async or galera"));
         }
     }
 
@@ -112,7 +126,8 @@ public final class FaultSuite {
          */
         long recoveryFrom(LockMode engine) {
             return engine == LockMode.LEASE && (kind == Kind.PAUSE || kind == Kind.NETWORK_STALL
-                    || kind == Kind.BLACK_HOLE) ? injectedAt : healedAt;
+                    || kind == Kind.BLACK_HOLE || kind == Kind.NODE_KILL || kind == Kind.NODE_PARTITION) ? injectedAt
+                            : healedAt;
         }
 
         @Override
@@ -173,6 +188,7 @@ public final class FaultSuite {
     /** The server the workers use: the primary of {@link #servers} in a failover scenario. */
     private TestDatabase db;
     private ReplicatedServers servers;
+    private GaleraCluster cluster;
     private FaultHistory history;
 
     private final class Slot {
@@ -182,9 +198,13 @@ public final class FaultSuite {
         String worker;
         AppProcess process;
 
+        /** On a Galera cluster, the node the worker uses (each worker its own, in turn); null otherwise. */
+        final GaleraCluster.Node node;
+
         Slot(int index) {
             this.index = index;
-            this.proxy = TcpProxy.start("w" + index, db.port());
+            this.node = cluster == null ? null : cluster.nodes().get((index - 1) % cluster.nodes().size());
+            this.proxy = TcpProxy.start("w" + index, node == null ? db.port() : node.port());
         }
 
         void start() {
@@ -193,8 +213,8 @@ public final class FaultSuite {
             Map<String, String> properties = new LinkedHashMap<>();
             properties.put("quarkus.http.port", "0");
             properties.put("quarkus.datasource.jdbc.url", proxy.rewrite(db.jdbcUrl()));
-            properties.put("quarkus.datasource.username", scenario.replication == null ? WORKER_USER : db.user());
-            properties.put("quarkus.datasource.password", scenario.replication == null ? WORKER_USER : db.password());
+            properties.put("quarkus.datasource.username", scenario.plainUser() ? WORKER_USER : db.user());
+            properties.put("quarkus.datasource.password", scenario.plainUser() ? WORKER_USER : db.password());
             properties.put("quarkus.mysql-lock.statement-timeout", STATEMENT_TIMEOUT.toMillis() + "ms");
             properties.put("quarkus.mysql-lock.mode", engine.name().toLowerCase(Locale.ROOT));
             properties.put("quarkus.mysql-lock.instance-id", worker);
@@ -251,7 +271,10 @@ public final class FaultSuite {
         PrintStream log = options.log();
         log.printf("%n=== Fault suite, %s: %d workers x %d threads on %s for %d s (seed %d) ===%n", scenario.label,
                 options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
-        if (scenario.replication == null) {
+        if (scenario == Scenario.GALERA) {
+            cluster = GaleraCluster.start(3);
+            db = cluster.node(1).database();
+        } else if (scenario.replication == null) {
             // privilege checks on, workers as a plain user: read_only binds them, and the server shows client ports
             db = TestDatabase.startEmbedded().withPrivilegeChecks();
         } else {
@@ -288,7 +311,7 @@ public final class FaultSuite {
             Map<String, Object> endState = endState();
             history.refresh();
             history.died(deaths);
-            try (Connection connection = db.connect()) {
+            try (Connection connection = connectForChecks()) {
                 history.loadWrites(connection);
             }
             // kept beside the journals: the embedded server and its data are gone after the run
@@ -296,7 +319,7 @@ public final class FaultSuite {
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
             FaultChecker checker = new FaultChecker(engine, history, faults, options.names(),
-                    options.recoveryBound(engine).toNanos() / 1000, options.ttl().toNanos() / 1000).check();
+                    recoveryBound().toNanos() / 1000, options.ttl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
             figures.put("workers x threads", options.workers() + " x " + options.threads());
@@ -321,6 +344,8 @@ public final class FaultSuite {
             try {
                 if (servers != null) {
                     servers.close();
+                } else if (cluster != null) {
+                    cluster.close();
                 } else {
                     db.stop();
                 }
@@ -342,7 +367,7 @@ public final class FaultSuite {
     }
 
     private void prepareDatabase() {
-        if (scenario.replication == null) {
+        if (scenario.plainUser()) {
             db.execute("CREATE USER IF NOT EXISTS '" + WORKER_USER + "'@'%' IDENTIFIED BY '" + WORKER_USER + "'");
             db.execute("GRANT SELECT, INSERT, UPDATE, CREATE ON " + TestDatabase.SCHEMA + ".* TO '" + WORKER_USER + "'@'%'");
         }
@@ -409,8 +434,63 @@ public final class FaultSuite {
             case FAILOVER -> {
                 return failOver(start);
             }
+            case NODE_KILL -> {
+                // down a while (the others go on without it), then back: it rejoins by a state transfer
+                GaleraCluster.Node node = slot.node;
+                node.kill();
+                long killed = FaultWorker.now();
+                Thread.sleep(length);
+                long restarting = FaultWorker.now();
+                node.restart();
+                return new Fault(kind, workersOn(node), null, start, FaultWorker.now(), "node " + node.number()
+                        + " killed, down " + (restarting - killed) / 1000 + " ms, restarted and synced in "
+                        + (FaultWorker.now() - restarting) / 1000 + " ms");
+            }
+            case NODE_PARTITION -> {
+                GaleraCluster.Node node = slot.node;
+                node.isolate();
+                long isolated = FaultWorker.now();
+                try {
+                    Thread.sleep(length);
+                } finally {
+                    node.heal();
+                }
+                return new Fault(kind, workersOn(node), null, start, FaultWorker.now(), "node " + node.number()
+                        + " non-primary after " + (isolated - start) / 1000 + " ms, for " + length + " ms, then healed");
+            }
             default -> throw new IllegalArgumentException(kind.toString());
         }
+    }
+
+    /**
+     * A connection for the controller's checks. On a Galera cluster its reads wait for every commit the cluster
+     * acknowledged (a worker's last write may have been made on another node a moment before).
+     */
+    private Connection connectForChecks() throws SQLException {
+        Connection connection = db.connect();
+        if (cluster != null) {
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("SET SESSION wsrep_sync_wait = 1");
+            } catch (SQLException e) {
+                connection.close();
+                throw e;
+            }
+        }
+        return connection;
+    }
+
+    /**
+     * The liveness bound: the keepalive or ttl plus 2 s; on a Galera cluster plus the time it takes the others to
+     * evict an unreachable node, during which no node commits anything (what the cluster does, not the lock).
+     */
+    private Duration recoveryBound() {
+        Duration bound = options.recoveryBound(engine);
+        return cluster == null ? bound : bound.plus(GaleraCluster.EVICTION);
+    }
+
+    /** The workers connected to a node, as a fault's {@code worker}: comma-separated. */
+    private String workersOn(GaleraCluster.Node node) {
+        return String.join(",", slots.stream().filter(s -> s.node == node).map(s -> s.worker).toList());
     }
 
     /** A fault that hits one worker for a while: begin, wait, end. */
@@ -491,7 +571,7 @@ public final class FaultSuite {
 
     /** A worker session: the holder of a random hot name (NAMED), or any (LEASE); null if none was found. */
     private Long victim(LockMode engineOfHolders) throws SQLException, InterruptedException {
-        try (Connection connection = db.connect()) {
+        try (Connection connection = connectForChecks()) {
             if (engine == engineOfHolders) {
                 for (int attempt = 0; attempt < 50; attempt++) {
                     Long holder = single(connection, "SELECT IS_USED_LOCK(?)",
@@ -531,7 +611,7 @@ public final class FaultSuite {
 
     /** KILLs the session that holds a hot name (NAMED), or a random worker session (LEASE: leases are not sessions). */
     private Fault killSession(long start) throws SQLException, InterruptedException {
-        try (Connection connection = db.connect()) {
+        try (Connection connection = connectForChecks()) {
             if (engine == LockMode.NAMED) {
                 for (int attempt = 0; attempt < 50; attempt++) {
                     String name = options.names().get(random.nextInt(options.names().size()));
@@ -584,7 +664,7 @@ public final class FaultSuite {
 
     /** Waits until every hot name was acquired after the fault; returns the time that took, or MAX_VALUE. */
     private long awaitRecovery(Fault fault) throws InterruptedException {
-        long give = options.recoveryBound(engine).plusSeconds(5).toNanos();
+        long give = recoveryBound().plusSeconds(5).toNanos();
         long end = System.nanoTime() + give;
         FaultChecker probe = new FaultChecker(engine, history, List.of(), options.names(), 0, 0);
         while (System.nanoTime() < end) {
@@ -617,7 +697,7 @@ public final class FaultSuite {
         }
         state.put("pinned connections left", pinned);
         state.put("locks still held by live workers", held);
-        try (Connection connection = db.connect()) {
+        try (Connection connection = connectForChecks()) {
             long namedHeld = 0;
             for (String name : options.names()) {
                 if (single(connection, "SELECT IS_USED_LOCK(?)", name) != null) {
@@ -664,7 +744,7 @@ public final class FaultSuite {
      */
     private void dumpThreads(int faultNumber) {
         StringBuilder server = new StringBuilder();
-        try (Connection connection = db.connect()) {
+        try (Connection connection = connectForChecks()) {
             for (String name : options.names()) {
                 Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
                 server.append(name).append(" held by session ").append(holder).append('\n');

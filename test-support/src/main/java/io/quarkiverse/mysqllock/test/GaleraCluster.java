@@ -46,6 +46,13 @@ public final class GaleraCluster implements AutoCloseable {
 
     private static Optional<String> unavailable;
 
+    /**
+     * How long the others take at most to evict a node they cannot reach (it died, or is cut off), the cluster's
+     * {@code evs.suspect_timeout} plus its {@code evs.inactive_check_period} and a margin for the view change: no node
+     * commits anything meanwhile.
+     */
+    public static final Duration EVICTION = Duration.ofMillis(1_500 + 300 + 700);
+
     private final String name;
     private final List<Node> nodes = new ArrayList<>();
 
@@ -380,8 +387,11 @@ public final class GaleraCluster implements AutoCloseable {
                     "--wsrep-node-incoming-address=127.0.0.1:" + port, "--wsrep-sst-method=rsync",
                     "--wsrep-sst-receive-address=127.0.0.1:" + sstPort,
                     "--wsrep-provider-options=gmcast.listen_addr=tcp://127.0.0.1:" + gcommPort + ";ist.recv_addr=127.0.0.1:"
-                            + istPort + ";gcache.size=256M;evs.suspect_timeout=PT3S;evs.inactive_timeout=PT6S"
-                            + ";evs.install_timeout=PT6S"));
+                            + istPort + ";gcache.size=256M"
+                            // an unreachable node is evicted within EVICTION (default 5 s or more): until then, no
+                            // node commits anything
+                            + ";evs.keepalive_period=PT0.3S;evs.inactive_check_period=PT0.3S"
+                            + ";evs.suspect_timeout=PT1.5S;evs.inactive_timeout=PT3S;evs.install_timeout=PT3S"));
             startPosition.ifPresent(at -> command.add("--wsrep-start-position=" + at));
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()));
