@@ -66,6 +66,11 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
             public Optional<Duration> renewInterval() {
                 return Optional.empty();
             }
+
+            @Override
+            public Duration maxClockSkew() {
+                return lease.maxClockSkew();
+            }
         };
     }
 }

@@ -27,23 +27,25 @@ final class StandaloneLocks implements AutoCloseable {
      * 8 shared connections, table {@code mysql_lock}, a 2 s ttl, a 10 s keepalive.
      */
     record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
-            int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout) {
+            int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
+            Duration maxClockSkew) {
 
         static Settings of(String id) {
             return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
-                    "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10));
+                    "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
+                    Duration.ofMillis(200));
         }
 
         Settings statementTimeout(Duration limit) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew);
         }
 
         Settings on(TestDatabase server) {
-            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout);
+            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings mode(MySqlLockRuntimeConfig.Mode engine) {
-            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout);
+            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings replication(boolean replicated) {
@@ -51,23 +53,28 @@ final class StandaloneLocks implements AutoCloseable {
         }
 
         Settings withReplication(Optional<Boolean> replicated) {
-            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout);
+            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings sharedConnections(int shared) {
-            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout);
+            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings table(String lockTable) {
-            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout);
+            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings ttl(Duration leaseTtl) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout);
+            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew);
         }
 
         Settings keepalive(Duration interval) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew);
+        }
+
+        Settings maxClockSkew(Duration skew) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    skew);
         }
 
         StandaloneLocks start() {
@@ -194,6 +201,11 @@ final class StandaloneLocks implements AutoCloseable {
                 @Override
                 public Optional<Duration> renewInterval() {
                     return Optional.empty();
+                }
+
+                @Override
+                public Duration maxClockSkew() {
+                    return settings.maxClockSkew();
                 }
             };
         }

@@ -59,6 +59,20 @@ public final class MySqlLockManagerFactory {
         }
         Duration renewInterval = config.lease().renewInterval().orElse(ttl.dividedBy(3));
         requirePositive("quarkus.mysql-lock.lease.renew-interval", renewInterval);
+        Duration maxClockSkew = config.lease().maxClockSkew();
+        if (maxClockSkew.isNegative()) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew
+                    + " must not be negative");
+        }
+        Duration holderMargin = Duration.ofNanos(LeaseEngine.lossMargin(ttl.toNanos()));
+        if (renewInterval.plus(holderMargin).plus(maxClockSkew).compareTo(ttl) >= 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew.toMillis()
+                    + "ms leaves no time to renew a lease: a holder counts its lease lost max-clock-skew plus "
+                    + holderMargin.toMillis() + " ms before its end, which comes before the next renewal ("
+                    + "quarkus.mysql-lock.lease.renew-interval=" + renewInterval.toMillis() + "ms) with"
+                    + " quarkus.mysql-lock.lease.ttl=" + ttl.toMillis() + "ms. Raise the ttl, or shorten the renewal"
+                    + " interval or the skew");
+        }
         if (renewInterval.compareTo(ttl) >= 0) {
             throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval
                     + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
@@ -86,7 +100,8 @@ public final class MySqlLockManagerFactory {
                 keepalive, renewInterval,
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
                         config.named().sharedConnections(), metrics, membership),
-                membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, metrics, membership),
+                membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, maxClockSkew, metrics,
+                        membership),
                 metrics);
         engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),

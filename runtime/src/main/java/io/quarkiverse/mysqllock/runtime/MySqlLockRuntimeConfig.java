@@ -110,6 +110,18 @@ public interface MySqlLockRuntimeConfig {
         /** How often held leases are renewed. Unset: a third of the ttl. Must be shorter than the ttl. */
         Optional<Duration> renewInterval();
 
+        /**
+         * How far apart the clocks of the database servers may be (the nodes of a Galera cluster, a primary and the
+         * replica a failover promotes). A lease ends at a time written by one server's clock and is taken over when
+         * another server's clock passes it: a holder treats its lease as lost this much earlier than its own clock
+         * says, so that a server ahead by up to this much cannot grant it while its holder still believes it holds it.
+         * Beyond it, the readiness check goes down and the log says so (rows written "in the future" show a server
+         * ahead). The clock of the application's own machine does not matter. Renewal interval, this and the
+         * holder's own margin (a tenth of the ttl, at most 250 ms) must add up to less than the ttl.
+         */
+        @WithDefault("200ms")
+        Duration maxClockSkew();
+
         /** The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). */
         @WithDefault("mysql_lock")
         String table();

@@ -74,6 +74,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
      * told before the server lets another instance take the lease.
      */
     private final long lossMarginNanos;
+    /** quarkus.mysql-lock.lease.max-clock-skew. */
+    private final long maxClockSkewNanos;
     private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
     private final LocalGate.Gates gates = new LocalGate.Gates();
     private final LossNotifier notifier;
@@ -87,7 +89,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final Membership membership;
 
     public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
-            Duration renewInterval, LockMetrics metrics, Membership membership) {
+            Duration renewInterval, Duration maxClockSkew, LockMetrics metrics, Membership membership) {
         this.metrics = metrics;
         this.membership = membership;
         membership.listen(new Membership.Listener() {
@@ -108,7 +110,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         this.ttlNanos = ttl.toNanos();
         this.ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
         this.maxBackoffNanos = Math.min(MAX_BACKOFF_NANOS, ttlNanos / 4);
-        this.lossMarginNanos = Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
+        this.lossMarginNanos = lossMargin(ttlNanos);
+        this.maxClockSkewNanos = maxClockSkew.toNanos();
         String t = table.name();
         this.take = takeStatement(t);
         this.giveUp = giveUpStatement(t);
@@ -468,8 +471,17 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     // --- renewal ---
 
+    /**
+     * Whether the lease may have ended, or be taken by a server whose clock is up to max-clock-skew ahead of the one
+     * that renewed it.
+     */
     private boolean overdue(Lease lease, long now) {
-        return now - (lease.confirmedUntilNanos - lossMarginNanos) >= 0;
+        return now - (lease.confirmedUntilNanos - lossMarginNanos - maxClockSkewNanos) >= 0;
+    }
+
+    /** How long before its confirmed end a holder counts its lease lost, clock skew aside: a tenth of the ttl, at most 250 ms. */
+    public static long lossMargin(long ttlNanos) {
+        return Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
     }
 
     /** Reports the leases that may expire before another renewal could confirm them. Never blocks on the database. */
@@ -510,6 +522,63 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         for (int from = 0; from < leases.size(); from += RENEW_CHUNK) {
             renew(leases.subList(from, Math.min(leases.size(), from + RENEW_CHUNK)));
         }
+        if (System.nanoTime() - lastSkewCheckNanos >= SKEW_CHECK_NANOS) {
+            lastSkewCheckNanos = System.nanoTime();
+            try {
+                connections.query("(clock check)", "check the database servers' clocks", raw -> {
+                    noteClockAhead(clockAheadMicros(raw));
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                LOG.debugf("Checking the servers' clocks failed: %s", e.getMessage());
+            }
+        }
+    }
+
+    private static final long SKEW_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private volatile long lastSkewCheckNanos = System.nanoTime() - SKEW_CHECK_NANOS;
+    /** The last reading of how far ahead of this server another one's clock was seen, beyond max-clock-skew; or 0. */
+    private volatile long skewBeyondBoundMicros;
+
+    /**
+     * How far the latest take in the lock table lies in the future of this server's clock: a server whose clock is
+     * ahead writes takes that other servers see "in the future" (replication delay only shortens it). 0 or less when
+     * no server is seen ahead.
+     */
+    private long clockAheadMicros(Connection raw) throws SQLException {
+        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
+                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(acquired_at)) FROM " + table.name())) {
+            return rs.next() ? rs.getLong(1) : 0;
+        } catch (SQLException e) {
+            if (SqlErrors.isMissingTable(e)) {
+                return 0; // created at the first acquisition
+            }
+            throw e;
+        }
+    }
+
+    /** Logs a clock seen ahead by more than max-clock-skew, once per episode, and when it is back within. */
+    private void noteClockAhead(long aheadMicros) {
+        long boundMicros = TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos);
+        long previous = skewBeyondBoundMicros;
+        if (aheadMicros > boundMicros) {
+            skewBeyondBoundMicros = aheadMicros;
+            if (previous == 0) {
+                LOG.warnf("%s", skewProblem(aheadMicros));
+            }
+        } else if (previous != 0) {
+            skewBeyondBoundMicros = 0;
+            LOG.infof("No lock-table row lies further in the future than quarkus.mysql-lock.lease.max-clock-skew=%d ms"
+                    + " any more", TimeUnit.NANOSECONDS.toMillis(maxClockSkewNanos));
+        }
+    }
+
+    private String skewProblem(long aheadMicros) {
+        return "a database server's clock runs ahead of this one's by at least " + aheadMicros / 1000 + " ms (a lease"
+                + " taken there lies in this server's future), more than quarkus.mysql-lock.lease.max-clock-skew="
+                + TimeUnit.NANOSECONDS.toMillis(maxClockSkewNanos) + "ms: a server ahead can grant a lease its holder"
+                + " still believes it holds. Synchronise the servers' clocks (NTP), or raise max-clock-skew (and the"
+                + " ttl)";
     }
 
     /**
@@ -781,12 +850,23 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
         }
         long received = System.nanoTime();
+        long aheadMicros;
+        try {
+            aheadMicros = connections.query("(health)", "check the database servers' clocks", this::clockAheadMicros);
+        } catch (RuntimeException e) {
+            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
+        }
+        noteClockAhead(aheadMicros);
         long roundTripMicros = TimeUnit.NANOSECONDS.toMicros(received - sent);
         data.put("database round trip ms", roundTripMicros / 1000);
         data.put("leases held (all instances)", reading[1]);
         data.put("leases held by this instance", local.size());
         data.put("server clock minus this instance's clock ms",
                 (reading[0] - micros(Instant.now())) / 1000);
+        data.put("latest take ahead of this server's clock ms", Math.max(0, aheadMicros) / 1000);
+        if (aheadMicros > TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos)) {
+            return EngineHealth.down(skewProblem(aheadMicros), data);
+        }
         ClockSample previous = lastClockSample;
         ClockSample sample = new ClockSample(reading[0], sent);
         lastClockSample = sample;
