@@ -41,7 +41,7 @@ class GaleraClockSkewTest {
             Assumptions.abort("Galera clock-skew tests skipped: " + unavailable.get());
         }
         BlockingOperationControl.setIoThreadDetector(new IOThreadDetector[0]);
-        cluster = GaleraCluster.start(3, 0, 0, AHEAD_SECONDS);
+        cluster = GaleraCluster.start(3, Duration.ZERO, Duration.ZERO, Duration.ofSeconds(AHEAD_SECONDS));
     }
 
     @AfterAll

@@ -8,6 +8,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -77,7 +78,11 @@ public final class FaultSuite {
         FAILOVER_SEMISYNC(LockMode.LEASE, Durability.SEMISYNC, "LEASE, semi-sync failover"),
         FAILOVER_ASYNC(LockMode.LEASE, Durability.ASYNC, "LEASE, async failover"),
         /** A 3-node Galera cluster, each worker on a node of its own. */
-        GALERA(LockMode.LEASE, null, "LEASE, Galera cluster");
+        GALERA(LockMode.LEASE, null, "LEASE, Galera cluster"),
+        /** The same with node 3's clock 600 ms ahead, and max-clock-skew 800 ms: within the bound. */
+        GALERA_SKEW_WITHIN(LockMode.LEASE, null, "LEASE, Galera, a node 600 ms ahead (bound 800 ms)"),
+        /** Node 3's clock 3 s ahead, beyond the default max-clock-skew (200 ms): shows what breaks, and its detection. */
+        GALERA_SKEW_BEYOND(LockMode.LEASE, null, "LEASE, Galera, a node 3 s ahead (bound 200 ms)");
 
         final LockMode engine;
         /** Null on a single server. */
@@ -90,19 +95,41 @@ public final class FaultSuite {
             this.label = label;
         }
 
+        boolean galera() {
+            return this == GALERA || this == GALERA_SKEW_WITHIN || this == GALERA_SKEW_BEYOND;
+        }
+
+        /** How far ahead node 3's clock runs. */
+        Duration nodeAhead() {
+            return switch (this) {
+                case GALERA_SKEW_WITHIN -> Duration.ofMillis(600);
+                case GALERA_SKEW_BEYOND -> Duration.ofSeconds(3);
+                default -> Duration.ZERO;
+            };
+        }
+
+        /** The workers' quarkus.mysql-lock.lease.max-clock-skew, and renewal interval that leaves room for it. */
+        Duration maxClockSkew() {
+            return this == GALERA_SKEW_WITHIN ? Duration.ofMillis(800) : Duration.ofMillis(200);
+        }
+
         /** Whether the workers connect as a plain user (privilege checks on); root on replicated servers. */
         boolean plainUser() {
-            return replication == null && this != GALERA;
+            return replication == null && !galera();
         }
 
         /** Whether the lock's guarantees must hold (a violation fails the run), or the run shows what breaks. */
         boolean guaranteed() {
-            return replication != Durability.ASYNC;
+            return replication != Durability.ASYNC && this != GALERA_SKEW_BEYOND;
         }
 
         List<Kind> kinds() {
             if (this == GALERA) {
                 return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
+            }
+            if (galera()) {
+                // a holder that stops renewing, while a node ahead may take its lease over
+                return List.of(Kind.NODE_PARTITION, Kind.NETWORK_STALL, Kind.PAUSE);
             }
             return replication == null ? Arrays.stream(Kind.values())
                     .filter(k -> k != Kind.FAILOVER && k != Kind.NODE_KILL && k != Kind.NODE_PARTITION).toList()
@@ -113,7 +140,8 @@ public final class FaultSuite {
             String key = value.trim().toUpperCase(Locale.ROOT).replace('-', '_');
             return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
-                            + " faults.scenarios: use named, lease, failover-semisync, failover-async or galera"));
+                            + " faults.scenarios: use named, lease, failover-semisync, failover-async, galera,"
+                            + " galera-skew-within or galera-skew-beyond"));
         }
     }
 
@@ -219,6 +247,11 @@ public final class FaultSuite {
             properties.put("quarkus.mysql-lock.mode", engine.name().toLowerCase(Locale.ROOT));
             properties.put("quarkus.mysql-lock.instance-id", worker);
             properties.put("quarkus.mysql-lock.lease.ttl", options.ttl().toMillis() + "ms");
+            properties.put("quarkus.mysql-lock.lease.max-clock-skew", scenario.maxClockSkew().toMillis() + "ms");
+            if (scenario == Scenario.GALERA_SKEW_WITHIN) {
+                // ttl 2 s: renewals every 500 ms leave room for the 800 ms bound and the holder's 200 ms margin
+                properties.put("quarkus.mysql-lock.lease.renew-interval", "500ms");
+            }
             properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
             properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
             // each worker's whole log beside its journal
@@ -271,8 +304,8 @@ public final class FaultSuite {
         PrintStream log = options.log();
         log.printf("%n=== Fault suite, %s: %d workers x %d threads on %s for %d s (seed %d) ===%n", scenario.label,
                 options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
-        if (scenario == Scenario.GALERA) {
-            cluster = GaleraCluster.start(3);
+        if (scenario.galera()) {
+            cluster = GaleraCluster.start(3, Duration.ZERO, Duration.ZERO, scenario.nodeAhead());
             db = cluster.node(1).database();
         } else if (scenario.replication == null) {
             // privilege checks on, workers as a plain user: read_only binds them, and the server shows client ports
@@ -325,6 +358,10 @@ public final class FaultSuite {
             figures.put("workers x threads", options.workers() + " x " + options.threads());
             figures.putAll(checker.figures);
             figures.put("end state", endState);
+            if (cluster != null) {
+                figures.put("workers that logged a server clock ahead beyond max-clock-skew",
+                        workersWhoseLogSays("clock runs ahead"));
+            }
             List<String> violations = new ArrayList<>(checker.violations);
             endStateViolations(endState, violations);
             Result result = new Result(scenario, figures, violations);
@@ -486,6 +523,19 @@ public final class FaultSuite {
     private Duration recoveryBound() {
         Duration bound = options.recoveryBound(engine);
         return cluster == null ? bound : bound.plus(GaleraCluster.EVICTION);
+    }
+
+    /** How many workers' logs (every incarnation's) contain the phrase. */
+    private long workersWhoseLogSays(String phrase) throws IOException {
+        try (Stream<Path> files = Files.list(directory)) {
+            return files.filter(f -> f.getFileName().toString().matches("w[0-9.]+\\.log.*")).filter(f -> {
+                try {
+                    return Files.readString(f).contains(phrase);
+                } catch (IOException e) {
+                    return false;
+                }
+            }).count();
+        }
     }
 
     /** The workers connected to a node, as a fault's {@code worker}: comma-separated. */

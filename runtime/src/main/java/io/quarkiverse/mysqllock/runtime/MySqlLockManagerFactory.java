@@ -93,11 +93,12 @@ public final class MySqlLockManagerFactory {
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
                 config.statementTimeout(), config.serverFlavor(), transactions);
         Duration keepalive = config.named().keepaliveInterval();
-        // A membership outlives three renewals of either engine, and the lease ttl.
-        Duration memberTtl = max(ttl, keepalive.multipliedBy(3));
+        // A membership outlives three renewals of either engine, and the lease ttl. Like a lease, it ends by a server's
+        // clock: under LEASE it counts as lapsed max-clock-skew earlier, and lasts that much longer to make up for it.
+        Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(maxClockSkew);
         SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
                 new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
-                keepalive, renewInterval,
+                keepalive, renewInterval.plus(maxClockSkew),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
                         config.named().sharedConnections(), metrics, membership),
                 membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, maxClockSkew, metrics,

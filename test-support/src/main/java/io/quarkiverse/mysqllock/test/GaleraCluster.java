@@ -131,9 +131,9 @@ public final class GaleraCluster implements AutoCloseable {
     /**
      * Starts a cluster of {@code size} nodes and returns once every node is synced and the cluster has them all.
      *
-     * @param clockOffsetsSeconds each node's clock shift in seconds (libfaketime), or none for real clocks
+     * @param clockOffsets each node's clock shift (libfaketime), in node order; none for real clocks
      */
-    public static GaleraCluster start(int size, long... clockOffsetsSeconds) {
+    public static GaleraCluster start(int size, Duration... clockOffsets) {
         Optional<String> why = unavailable();
         if (why.isPresent()) {
             throw new IllegalStateException("Cannot start a Galera cluster: " + why.get());
@@ -141,8 +141,7 @@ public final class GaleraCluster implements AutoCloseable {
         GaleraCluster cluster = new GaleraCluster("mlk-" + ProcessHandle.current().pid() + "-" + System.nanoTime());
         try {
             for (int i = 0; i < size; i++) {
-                cluster.nodes.add(new Node(cluster, i + 1,
-                        i < clockOffsetsSeconds.length ? clockOffsetsSeconds[i] : 0));
+                cluster.nodes.add(new Node(cluster, i + 1, i < clockOffsets.length ? clockOffsets[i] : Duration.ZERO));
             }
             Node first = cluster.nodes.get(0);
             first.initialize();
@@ -188,7 +187,7 @@ public final class GaleraCluster implements AutoCloseable {
     public static final class Node {
         private final GaleraCluster cluster;
         private final int number;
-        private final long clockOffsetSeconds;
+        private final Duration clockOffset;
         private final int port;
         private final int gcommPort;
         private final int istPort;
@@ -198,10 +197,10 @@ public final class GaleraCluster implements AutoCloseable {
         private volatile Process process;
         private volatile boolean isolated;
 
-        private Node(GaleraCluster cluster, int number, long clockOffsetSeconds) {
+        private Node(GaleraCluster cluster, int number, Duration clockOffset) {
             this.cluster = cluster;
             this.number = number;
-            this.clockOffsetSeconds = clockOffsetSeconds;
+            this.clockOffset = clockOffset;
             try {
                 this.port = freePort();
                 this.gcommPort = freePort();
@@ -395,9 +394,11 @@ public final class GaleraCluster implements AutoCloseable {
             startPosition.ifPresent(at -> command.add("--wsrep-start-position=" + at));
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()));
-            if (clockOffsetSeconds != 0) {
+            if (!clockOffset.isZero()) {
                 builder.environment().put("LD_PRELOAD", faketimeLibrary().orElseThrow().toString());
-                builder.environment().put("FAKETIME", (clockOffsetSeconds > 0 ? "+" : "") + clockOffsetSeconds + "s");
+                // seconds with a fraction: libfaketime reads "+600ms" as 600 minutes
+                builder.environment().put("FAKETIME",
+                        String.format(java.util.Locale.ROOT, "%+.3f", clockOffset.toMillis() / 1000.0));
                 builder.environment().put("FAKETIME_DONT_FAKE_MONOTONIC", "1");
             }
             try {

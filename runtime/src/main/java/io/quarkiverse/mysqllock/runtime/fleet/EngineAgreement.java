@@ -387,8 +387,10 @@ public final class EngineAgreement {
     /** Extends this instance's membership; false if it had expired (or was taken over): it must register again. */
     boolean renew(Connection raw, String prefix, String memberName, String memberOwner, long ttlNanos)
             throws SQLException {
-        String sql = prefix + "UPDATE " + table + " SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
-                + " WHERE name = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)";
+        // acquired_at: when it was last confirmed, in the clock of the server that confirmed it; a server ahead of the
+        // others shows in it (LeaseEngine's clock check)
+        String sql = prefix + "UPDATE " + table + " SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
+                + " acquired_at = UTC_TIMESTAMP(6) WHERE name = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)";
         try (PreparedStatement statement = raw.prepareStatement(sql)) {
             statement.setLong(1, TimeUnit.NANOSECONDS.toMicros(ttlNanos));
             statement.setString(2, memberName);

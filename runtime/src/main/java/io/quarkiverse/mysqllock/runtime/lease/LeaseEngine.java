@@ -541,9 +541,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private volatile long skewBeyondBoundMicros;
 
     /**
-     * How far the latest take in the lock table lies in the future of this server's clock: a server whose clock is
-     * ahead writes takes that other servers see "in the future" (replication delay only shortens it). 0 or less when
-     * no server is seen ahead.
+     * How far the latest take or membership confirmation in the lock table lies in the future of this server's clock:
+     * a server whose clock is ahead writes them "in the future" of the others (replication delay only shortens it),
+     * and every instance confirms its membership at each renewal. 0 or less when no server is seen ahead.
      */
     private long clockAheadMicros(Connection raw) throws SQLException {
         try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
@@ -561,6 +561,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private void noteClockAhead(long aheadMicros) {
         long boundMicros = TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos);
         long previous = skewBeyondBoundMicros;
+        LOG.debugf("Latest take in the lock table: %d ms in this server's future (max-clock-skew %d ms)",
+                aheadMicros / 1000, boundMicros / 1000);
         if (aheadMicros > boundMicros) {
             skewBeyondBoundMicros = aheadMicros;
             if (previous == 0) {
