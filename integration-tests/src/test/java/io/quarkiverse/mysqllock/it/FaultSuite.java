@@ -108,7 +108,7 @@ public final class FaultSuite {
             };
         }
 
-        /** The workers' quarkus.mysql-lock.lease.max-clock-skew, and renewal interval that leaves room for it. */
+        /** The workers' quarkus.mysql-lock.lease.max-clock-skew. */
         Duration maxClockSkew() {
             return this == GALERA_SKEW_WITHIN ? Duration.ofMillis(800) : Duration.ofMillis(200);
         }
@@ -201,6 +201,9 @@ public final class FaultSuite {
     /** statement-timeout of the workers: shorter than a fault, so that a black-holed connection is abandoned. */
     static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(1);
 
+    /** The shortest lease ttl of the Galera scenarios: see {@link #ttl()}. */
+    static final Duration GALERA_TTL = Duration.ofSeconds(5);
+
     /** How long the replication link is stalled before the primary dies: what asynchronous failover loses. */
     static final Duration FAILOVER_STALL = Duration.ofSeconds(1);
 
@@ -240,18 +243,16 @@ public final class FaultSuite {
             worker = "w" + index + "." + incarnation;
             Map<String, String> properties = new LinkedHashMap<>();
             properties.put("quarkus.http.port", "0");
-            properties.put("quarkus.datasource.jdbc.url", proxy.rewrite(db.jdbcUrl()));
+            // each worker on its own node: the proxy rewrites that node's URL, not the first one's
+            properties.put("quarkus.datasource.jdbc.url",
+                    proxy.rewrite(node == null ? db.jdbcUrl() : node.database().jdbcUrl()));
             properties.put("quarkus.datasource.username", scenario.plainUser() ? WORKER_USER : db.user());
             properties.put("quarkus.datasource.password", scenario.plainUser() ? WORKER_USER : db.password());
             properties.put("quarkus.mysql-lock.statement-timeout", STATEMENT_TIMEOUT.toMillis() + "ms");
             properties.put("quarkus.mysql-lock.mode", engine.name().toLowerCase(Locale.ROOT));
             properties.put("quarkus.mysql-lock.instance-id", worker);
-            properties.put("quarkus.mysql-lock.lease.ttl", options.ttl().toMillis() + "ms");
+            properties.put("quarkus.mysql-lock.lease.ttl", ttl().toMillis() + "ms");
             properties.put("quarkus.mysql-lock.lease.max-clock-skew", scenario.maxClockSkew().toMillis() + "ms");
-            if (scenario == Scenario.GALERA_SKEW_WITHIN) {
-                // ttl 2 s: renewals every 500 ms leave room for the 800 ms bound and the holder's 200 ms margin
-                properties.put("quarkus.mysql-lock.lease.renew-interval", "500ms");
-            }
             properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
             properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
             // each worker's whole log beside its journal
@@ -352,7 +353,7 @@ public final class FaultSuite {
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
             FaultChecker checker = new FaultChecker(engine, history, faults, options.names(),
-                    recoveryBound().toNanos() / 1000, options.ttl().toNanos() / 1000).check();
+                    recoveryBound().toNanos() / 1000, ttl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
             figures.put("workers x threads", options.workers() + " x " + options.threads());
@@ -421,7 +422,7 @@ public final class FaultSuite {
 
     private Fault inject(Kind kind) throws Exception {
         Slot slot = slots.get(random.nextInt(slots.size()));
-        long length = options.faultLength().toMillis();
+        long length = (ttl().compareTo(options.keepalive()) > 0 ? ttl() : options.keepalive()).plusSeconds(1).toMillis();
         long start = FaultWorker.now();
         switch (kind) {
             case KILL_SESSION -> {
@@ -450,7 +451,7 @@ public final class FaultSuite {
                 return blackHole(start, length);
             }
             case ROW_LOCK -> {
-                return rowLock(start, options.ttl().plusSeconds(1).toMillis());
+                return rowLock(start, ttl().plusSeconds(1).toMillis());
             }
             case READ_ONLY -> {
                 db.execute("SET GLOBAL read_only = 1");
@@ -489,6 +490,13 @@ public final class FaultSuite {
                 long isolated = FaultWorker.now();
                 try {
                     Thread.sleep(length);
+                    if (Boolean.getBoolean("faults.galera.dump")) {
+                        for (GaleraCluster.Node other : cluster.nodes()) {
+                            if (other != node) {
+                                dumpNode(other);
+                            }
+                        }
+                    }
                 } finally {
                     node.heal();
                 }
@@ -521,8 +529,19 @@ public final class FaultSuite {
      * evict an unreachable node, during which no node commits anything (what the cluster does, not the lock).
      */
     private Duration recoveryBound() {
-        Duration bound = options.recoveryBound(engine);
-        return cluster == null ? bound : bound.plus(GaleraCluster.EVICTION);
+        if (cluster == null) {
+            return options.recoveryBound(engine);
+        }
+        return ttl().plusSeconds(2).plus(GaleraCluster.EVICTION);
+    }
+
+    /**
+     * The workers' lease ttl. On a Galera cluster, longer than the time it takes to evict a node (no node commits
+     * meanwhile, so no lease or membership can be renewed): with the suite's usual 2 s, every view change cost every
+     * lease of every node, and the memberships lapsed until it was over.
+     */
+    private Duration ttl() {
+        return cluster != null && options.ttl().compareTo(GALERA_TTL) < 0 ? GALERA_TTL : options.ttl();
     }
 
     /** How many workers' logs (every incarnation's) contain the phrase. */
@@ -535,6 +554,29 @@ public final class FaultSuite {
                     return false;
                 }
             }).count();
+        }
+    }
+
+    /** What a node's transactions and sessions are doing, into the log (-Dfaults.galera.dump=true). */
+    private void dumpNode(GaleraCluster.Node node) {
+        try (Connection connection = node.database().connect(); Statement statement = connection.createStatement()) {
+            for (String sql : List.of("SELECT trx_id, trx_state, trx_started, trx_mysql_thread_id, trx_query,"
+                    + " trx_rows_locked FROM information_schema.INNODB_TRX",
+                    "SELECT id, user, command, time, state, LEFT(info, 120) FROM information_schema.PROCESSLIST"
+                            + " WHERE command <> 'Sleep'")) {
+                try (ResultSet rs = statement.executeQuery(sql)) {
+                    int columns = rs.getMetaData().getColumnCount();
+                    while (rs.next()) {
+                        StringBuilder row = new StringBuilder("[dump node " + node.number() + "]");
+                        for (int i = 1; i <= columns; i++) {
+                            row.append(" | ").append(rs.getString(i));
+                        }
+                        options.log().println(row);
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            options.log().println("[dump node " + node.number() + "] failed: " + e.getMessage());
         }
     }
 
@@ -757,7 +799,7 @@ public final class FaultSuite {
             state.put("named locks held on the server", namedHeld);
             if (engine == LockMode.LEASE) {
                 long lastDeath = deaths.values().stream().mapToLong(Long::longValue).max().orElse(0);
-                long wait = lastDeath + options.ttl().toNanos() / 1000 + 200_000 - FaultWorker.now();
+                long wait = lastDeath + ttl().toNanos() / 1000 + 200_000 - FaultWorker.now();
                 if (wait > 0) {
                     TimeUnit.MICROSECONDS.sleep(wait);
                 }

@@ -38,6 +38,58 @@ class FaultSuiteIT {
     }
 
     /**
+     * The LEASE engine on a 3-node Galera cluster, each worker on a node of its own: a node killed and restarted, a
+     * node partitioned from the others and healed, a worker's network cut. Skipped where Galera cannot be installed,
+     * except in CI.
+     */
+    @Test
+    void theLeaseEngineKeepsItsGuaranteesOnAGaleraClusterWhoseNodesFail() throws Exception {
+        java.util.Optional<String> unavailable = io.quarkiverse.mysqllock.test.GaleraCluster.unavailable();
+        if (unavailable.isPresent() && !"true".equals(System.getenv("CI"))) {
+            org.junit.jupiter.api.Assumptions.abort("Galera fault run skipped: " + unavailable.get());
+        }
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.galera-seconds", 45)),
+                List.of(Scenario.GALERA), 3, 8, defaults.names(), defaults.ttl(), defaults.keepalive(),
+                Path.of("target/fault-suite-ci-galera"), defaults.seed(), System.out);
+
+        Result result = FaultSuite.run(options).get(0);
+
+        assertThat(result.violations()).as("Galera violations").isEmpty();
+        assertThat((Long) result.figures().get("accepted writes")).as("Galera accepted writes").isGreaterThan(100);
+        assertThat((Map<?, ?>) result.figures().get("faults injected")).as("Galera fault kinds")
+                .hasSize(Scenario.GALERA.kinds().size());
+    }
+
+    /**
+     * Galera with node 3's clock ahead: 600 ms within a max-clock-skew of 800 ms keeps every guarantee; 3 s beyond the
+     * default 200 ms is detected: the workers that see that node's writes in their server's future say so in their
+     * logs (and their readiness goes down).
+     */
+    @Test
+    void clockSkewWithinTheBoundKeepsTheGuaranteesAndBeyondItIsDetected() throws Exception {
+        java.util.Optional<String> unavailable = io.quarkiverse.mysqllock.test.GaleraCluster.unavailable();
+        if (unavailable.isPresent() && !"true".equals(System.getenv("CI"))) {
+            org.junit.jupiter.api.Assumptions.abort("Galera clock-skew fault runs skipped: " + unavailable.get());
+        }
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.skew-seconds", 30)),
+                List.of(Scenario.GALERA_SKEW_WITHIN, Scenario.GALERA_SKEW_BEYOND), 3, 8, defaults.names(),
+                defaults.ttl(), defaults.keepalive(), Path.of("target/fault-suite-ci-skew"), defaults.seed(), System.out);
+
+        List<Result> results = FaultSuite.run(options);
+
+        Result within = results.get(0);
+        Result beyond = results.get(1);
+        String detections = "workers that logged a server clock ahead beyond max-clock-skew";
+        assertThat(within.violations()).as("violations with the skew within the bound").isEmpty();
+        assertThat((Long) within.figures().get("accepted writes")).isGreaterThan(100);
+        assertThat((Long) within.figures().get(detections)).as("false skew alarms").isZero();
+        assertThat((Long) beyond.figures().get(detections)).as("workers that detected the skew").isPositive();
+        assertThat(beyond.failures()).as("a run beyond the bound shows what breaks; it does not fail").isEmpty();
+    }
+
+    /**
      * The LEASE engine on a primary and replica that fail over again and again (replication link stalled for 1 s, then
      * the primary killed). Lossless semi-synchronous replication: no violation. Asynchronous: the writes the primary
      * acknowledged during the stall are gone after the failover, and their fences are issued again: the suite must see

@@ -59,6 +59,11 @@ public final class MySqlLockManagerFactory {
         }
         Duration renewInterval = config.lease().renewInterval().orElse(ttl.dividedBy(3));
         requirePositive("quarkus.mysql-lock.lease.renew-interval", renewInterval);
+        if (renewInterval.compareTo(ttl) >= 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval
+                    + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
+                    + ", or leases expire before they are renewed");
+        }
         Duration maxClockSkew = config.lease().maxClockSkew();
         if (maxClockSkew.isNegative()) {
             throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew
@@ -72,11 +77,6 @@ public final class MySqlLockManagerFactory {
                     + "quarkus.mysql-lock.lease.renew-interval=" + renewInterval.toMillis() + "ms) with"
                     + " quarkus.mysql-lock.lease.ttl=" + ttl.toMillis() + "ms. Raise the ttl, or shorten the renewal"
                     + " interval or the skew");
-        }
-        if (renewInterval.compareTo(ttl) >= 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval
-                    + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
-                    + ", or leases expire before they are renewed");
         }
 
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
