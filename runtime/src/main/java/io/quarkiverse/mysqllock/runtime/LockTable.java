@@ -133,6 +133,15 @@ public final class LockTable {
      * @return whether this call created the row
      */
     public boolean seedWithoutWaiting(Connection connection, String serverName) throws SQLException {
+        return seedWithoutWaiting(connection, "", serverName);
+    }
+
+    /**
+     * The same, the {@code INSERT} sent with a prefix (such as {@link ConnectionSource#NO_ROW_WAIT}: then it fails with
+     * error 1205 at once, rather than wait, where another statement locks the gap the row would go into).
+     */
+    public boolean seedWithoutWaiting(Connection connection, String insertPrefix, String serverName)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(exists)) {
             statement.setString(1, serverName);
             try (ResultSet rs = statement.executeQuery()) {
@@ -141,7 +150,10 @@ public final class LockTable {
                 }
             }
         }
-        return seed(connection, serverName);
+        try (PreparedStatement statement = connection.prepareStatement(insertPrefix + seed)) {
+            statement.setString(1, serverName);
+            return statement.executeUpdate() == 1;
+        }
     }
 
     /** Whether a run-once of this name completed. */

@@ -213,6 +213,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
                 Connection raw = borrowed.raw();
                 boolean seeded = false;
+                boolean rowLocked = false;
+                int rowLockRetries = 0;
                 long backoff = FIRST_BACKOFF_NANOS;
                 ServerVersion server = connections.server(raw);
                 while (true) {
@@ -229,21 +231,33 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                         if (!SqlErrors.isLockWaitTimeout(e)) {
                             throw e;
                         }
-                        // A transaction holds the row (acquireForTransaction, a locking read of the fence): busy.
+                        // A transaction holds the row (acquireForTransaction, a locking read of the fence), or the next
+                        // one, which a take of a name without a row also locks (a renewal of other leases, for a moment):
+                        // busy for now; the row may still be missing.
                         fence = 0;
-                        seeded = true;
+                        rowLocked = true;
                     }
                     if (fence > 0) {
                         return new Lease(name, serverName, Instant.now(), ownerToken, fence, gate, leaseCapNanos == 0,
                                 sentAt + leaseNanos);
                     }
                     if (!seeded) {
-                        seeded = true;
-                        if (retryingDeadlocks(() -> table.seedWithoutWaiting(raw, serverName))) {
+                        Optional<Boolean> created = seedWithoutRowWaits(raw, server, serverName);
+                        seeded = created.isPresent();
+                        rowLocked |= created.isEmpty();
+                        if (created.orElse(false)) {
                             continue;
                         }
                     }
                     long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0 && rowLocked && rowLockRetries < ROW_LOCK_RETRIES) {
+                        // A row or gap locked for the moment of another statement (a renewal of other leases) is no
+                        // reason to answer busy: look again, a few milliseconds later.
+                        rowLockRetries++;
+                        rowLocked = false;
+                        TimeUnit.MILLISECONDS.sleep(5);
+                        continue;
+                    }
                     if (remaining <= 0) {
                         String holder = throwIfBusy ? describe(raw, serverName) : null;
                         busy(name, serverName, start, throwIfBusy, holder);
@@ -310,6 +324,26 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         statement.setString(3, serverName);
         return LockTable.updateReturningFence(statement, serverName);
     }
+
+    /**
+     * Makes sure the name's row exists, waiting for no row lock (an {@code INSERT} into a gap another statement locks
+     * would wait for it, beyond the caller's wait): whether this call created it, or empty if the gap was locked.
+     */
+    private Optional<Boolean> seedWithoutRowWaits(Connection raw, ServerVersion server, String serverName)
+            throws SQLException {
+        try {
+            return Optional.of(retryingDeadlocks(() -> ConnectionSource.withoutRowWaits(raw, server,
+                    prefix -> table.seedWithoutWaiting(raw, prefix, serverName))));
+        } catch (SQLException e) {
+            if (SqlErrors.isLockWaitTimeout(e)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+    }
+
+    /** How often an acquisition whose wait is over looks again at a row that was only locked. */
+    private static final int ROW_LOCK_RETRIES = 3;
 
     private static <T> T retryingDeadlocks(LockTable.SqlWork<T> work) throws SQLException {
         for (int attempt = 1;; attempt++) {
