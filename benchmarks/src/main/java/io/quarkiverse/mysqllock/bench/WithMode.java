@@ -68,7 +68,7 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
             }
 
             @Override
-            public Duration maxClockSkew() {
+            public Optional<Duration> maxClockSkew() {
                 return lease.maxClockSkew();
             }
         };

@@ -204,8 +204,8 @@ final class StandaloneLocks implements AutoCloseable {
                 }
 
                 @Override
-                public Duration maxClockSkew() {
-                    return settings.maxClockSkew();
+                public Optional<Duration> maxClockSkew() {
+                    return Optional.of(settings.maxClockSkew());
                 }
             };
         }

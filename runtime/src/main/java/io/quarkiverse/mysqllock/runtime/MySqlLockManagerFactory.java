@@ -17,6 +17,8 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 public final class MySqlLockManagerFactory {
 
     static final Duration MIN_TTL = Duration.ofMillis(500);
+    /** quarkus.mysql-lock.lease.max-clock-skew when unset, or a tenth of the ttl if that is less. */
+    static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofMillis(200);
 
     private MySqlLockManagerFactory() {
     }
@@ -64,7 +66,7 @@ public final class MySqlLockManagerFactory {
                     + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
                     + ", or leases expire before they are renewed");
         }
-        Duration maxClockSkew = config.lease().maxClockSkew();
+        Duration maxClockSkew = config.lease().maxClockSkew().orElse(min(DEFAULT_MAX_CLOCK_SKEW, ttl.dividedBy(10)));
         if (maxClockSkew.isNegative()) {
             throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew
                     + " must not be negative");
@@ -107,6 +109,10 @@ public final class MySqlLockManagerFactory {
         engine.chooseIfPossible();
         return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
     }
 
     private static Duration max(Duration a, Duration b) {

@@ -117,10 +117,10 @@ public interface MySqlLockRuntimeConfig {
          * says, so that a server ahead by up to this much cannot grant it while its holder still believes it holds it.
          * Beyond it, the readiness check goes down and the log says so (rows written "in the future" show a server
          * ahead). The clock of the application's own machine does not matter. Renewal interval, this and the
-         * holder's own margin (a tenth of the ttl, at most 250 ms) must add up to less than the ttl.
+         * holder's own margin (a tenth of the ttl, at most 250 ms) must add up to less than the ttl. Unset: a tenth of
+         * the ttl, at most 200 ms.
          */
-        @WithDefault("200ms")
-        Duration maxClockSkew();
+        Optional<Duration> maxClockSkew();
 
         /** The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). */
         @WithDefault("mysql_lock")
