@@ -34,6 +34,11 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
     }
 
     @Override
+    public Duration statementTimeout() {
+        return config.statementTimeout();
+    }
+
+    @Override
     public ServerFlavor serverFlavor() {
         return config.serverFlavor();
     }
