@@ -44,10 +44,7 @@ class FaultSuiteIT {
      */
     @Test
     void theLeaseEngineKeepsItsGuaranteesOnAGaleraClusterWhoseNodesFail() throws Exception {
-        java.util.Optional<String> unavailable = io.quarkiverse.mysqllock.test.GaleraCluster.unavailable();
-        if (unavailable.isPresent() && !"true".equals(System.getenv("CI"))) {
-            org.junit.jupiter.api.Assumptions.abort("Galera fault run skipped: " + unavailable.get());
-        }
+        io.quarkiverse.mysqllock.test.GaleraCluster.assumeAvailable("Galera fault run");
         Options defaults = Options.fromSystemProperties();
         Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.galera-seconds", 45)),
                 List.of(Scenario.GALERA), 3, 8, defaults.names(), defaults.ttl(), defaults.keepalive(),
@@ -68,10 +65,7 @@ class FaultSuiteIT {
      */
     @Test
     void clockSkewWithinTheBoundKeepsTheGuaranteesAndBeyondItIsDetected() throws Exception {
-        java.util.Optional<String> unavailable = io.quarkiverse.mysqllock.test.GaleraCluster.unavailable();
-        if (unavailable.isPresent() && !"true".equals(System.getenv("CI"))) {
-            org.junit.jupiter.api.Assumptions.abort("Galera clock-skew fault runs skipped: " + unavailable.get());
-        }
+        io.quarkiverse.mysqllock.test.GaleraCluster.assumeAvailable("Galera clock-skew fault runs");
         Options defaults = Options.fromSystemProperties();
         Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.skew-seconds", 30)),
                 List.of(Scenario.GALERA_SKEW_WITHIN, Scenario.GALERA_SKEW_BEYOND), 3, 8, defaults.names(),

@@ -88,6 +88,17 @@ public final class GaleraCluster implements AutoCloseable {
                 : Optional.of("the packages were installed, but " + MARIADBD + " or " + PROVIDER + " is missing");
     }
 
+    /**
+     * For tests: aborts the calling test, saying why, where a cluster cannot run here; under {@code CI=true} it lets
+     * the test go on (and fail when it starts a cluster): the Galera tests must run in CI.
+     */
+    public static void assumeAvailable(String what) {
+        Optional<String> why = unavailable();
+        if (why.isPresent() && !"true".equals(System.getenv("CI"))) {
+            org.junit.jupiter.api.Assumptions.abort(what + " skipped: " + why.get());
+        }
+    }
+
     private static boolean installed() {
         return Files.isExecutable(MARIADBD) && Files.isExecutable(INSTALL_DB) && Files.exists(PROVIDER)
                 && Files.isExecutable(RSYNC) && faketimeLibrary().isPresent();
