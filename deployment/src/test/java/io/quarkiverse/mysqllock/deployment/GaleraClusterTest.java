@@ -196,19 +196,11 @@ class GaleraClusterTest {
                 StandaloneLocks majority = StandaloneLocks.Settings.of("majority").on(cluster.node(1).database())
                         .ttl(Duration.ofSeconds(3)).start()) {
             LockHandle held = minority.locks.acquire("galera:partition", Duration.ZERO);
-            long heldFence = held.fencingToken();
-            CompletableFuture<Long> toldAt = new CompletableFuture<>();
-            held.onLost(e -> toldAt.complete(System.nanoTime()));
-            cutOff.isolate();
             try {
-                assertThat(cutOff.clusterStatus()).isNotEqualTo("Primary");
-                LockHandle next = majority.locks.acquire("galera:partition", Duration.ofSeconds(10));
-                long grantedAt = System.nanoTime();
-                assertThat(toldAt).isCompleted();
-                assertThat(toldAt.get()).isLessThan(grantedAt);
-                assertThat(held.isValid()).isFalse();
-                assertThat(next.fencingToken()).isGreaterThan(heldFence);
-                next.release();
+                takenOverOnceItsHolderWasTold(held, () -> {
+                    cutOff.isolate();
+                    assertThat(cutOff.clusterStatus()).isNotEqualTo("Primary");
+                }, majority, "galera:partition");
             } finally {
                 cutOff.heal();
             }
@@ -230,23 +222,33 @@ class GaleraClusterTest {
                 StandaloneLocks survivor = StandaloneLocks.Settings.of("survivor").on(cluster.node(1).database())
                         .ttl(Duration.ofSeconds(3)).start()) {
             LockHandle held = onVictim.locks.acquire("galera:kill", Duration.ZERO);
-            long heldFence = held.fencingToken();
-            CompletableFuture<Long> toldAt = new CompletableFuture<>();
-            held.onLost(e -> toldAt.complete(System.nanoTime()));
-            victim.kill();
-            LockHandle next = survivor.locks.acquire("galera:kill", Duration.ofSeconds(10));
-            long grantedAt = System.nanoTime();
-            assertThat(toldAt).isCompleted();
-            assertThat(toldAt.get()).isLessThan(grantedAt);
-            long nextFence = next.fencingToken();
-            assertThat(nextFence).isGreaterThan(heldFence);
-            next.release();
+            long nextFence = takenOverOnceItsHolderWasTold(held, victim::kill, survivor, "galera:kill");
 
             victim.restart();
             cluster.awaitSize(3, Duration.ofSeconds(60));
             try (LockHandle again = onVictim.locks.acquire("galera:kill", Duration.ofSeconds(10))) {
                 assertThat(again.fencingToken()).isGreaterThan(nextFence);
             }
+        }
+    }
+
+    /**
+     * Injects a fault that keeps the holder from renewing, then takes the lock on another node: the holder must have
+     * been told its lease is lost before the grant, and the new fence must be greater. Returns the new fence.
+     */
+    private static long takenOverOnceItsHolderWasTold(LockHandle held, Runnable fault, StandaloneLocks taker,
+            String name) throws Exception {
+        long heldFence = held.fencingToken();
+        CompletableFuture<Long> toldAt = new CompletableFuture<>();
+        held.onLost(e -> toldAt.complete(System.nanoTime()));
+        fault.run();
+        try (LockHandle next = taker.locks.acquire(name, Duration.ofSeconds(10))) {
+            long grantedAt = System.nanoTime();
+            assertThat(toldAt).isCompleted();
+            assertThat(toldAt.get()).isLessThan(grantedAt);
+            assertThat(held.isValid()).isFalse();
+            assertThat(next.fencingToken()).isGreaterThan(heldFence);
+            return next.fencingToken();
         }
     }
 

@@ -848,6 +848,26 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return new LockInfo(lease.name, describe(lease), lease.since, lease.fence, LockMode.LEASE);
     }
 
+    /** The server's clock in microseconds, and how many leases are held (0 before the table exists). */
+    private long[] serverTimeAndLeases(Connection raw) throws SQLException {
+        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
+                "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
+                        + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
+            rs.next();
+            return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e)) {
+                throw e;
+            }
+            // created at the first acquisition
+            try (Statement statement = raw.createStatement();
+                    ResultSet rs = statement.executeQuery("SELECT UTC_TIMESTAMP(6)")) {
+                rs.next();
+                return new long[] { micros(rs.getTimestamp(1)), 0 };
+            }
+        }
+    }
+
     /** A server clock reading and the local monotonic time it was taken at. */
     private record ClockSample(long serverMicros, long localNanos) {
     }
@@ -865,33 +885,16 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         long[] reading;
         try {
             reading = connections.query("(health)", "check the lock database", raw -> {
-                try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                        "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
-                                + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
-                    rs.next();
-                    return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
-                } catch (SQLException e) {
-                    if (!SqlErrors.isMissingTable(e)) {
-                        throw e;
-                    }
-                    // created at the first acquisition
-                    try (Statement statement = raw.createStatement();
-                            ResultSet rs = statement.executeQuery("SELECT UTC_TIMESTAMP(6)")) {
-                        rs.next();
-                        return new long[] { micros(rs.getTimestamp(1)), 0 };
-                    }
-                }
+                long[] state = serverTimeAndLeases(raw);
+                long answeredAt = System.nanoTime();
+                // the clock check on the same connection, after the round trip was measured
+                return new long[] { state[0], state[1], answeredAt, clockAheadMicros(raw) };
             });
         } catch (RuntimeException e) {
             return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
         }
-        long received = System.nanoTime();
-        long aheadMicros;
-        try {
-            aheadMicros = connections.query("(health)", "check the database servers' clocks", this::clockAheadMicros);
-        } catch (RuntimeException e) {
-            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
-        }
+        long received = reading[2];
+        long aheadMicros = reading[3];
         noteClockAhead(aheadMicros);
         long roundTripMicros = TimeUnit.NANOSECONDS.toMicros(received - sent);
         data.put("database round trip ms", roundTripMicros / 1000);
