@@ -53,7 +53,8 @@ import io.vertx.core.Vertx;
  * <p>
  * Every critical section is journaled to a local file, one {@code write} per event, because the database is one of
  * the things under attack and a SIGKILL must not lose what was already recorded: {@code S} (acquired, with the fencing
- * token and the times the acquisition returned and was requested), {@code L} (told of a loss), {@code E} (the write's outcome as this holder saw it, before release),
+ * token and the times the acquisition returned and was requested), {@code L} (told of a loss), {@code E} (the write's outcome as this holder saw it, before release, and when
+ * it last found its handle valid),
  * {@code R} (released). Times are wall-clock microseconds, comparable across the processes of one host.
  */
 @Singleton
@@ -311,9 +312,12 @@ public class FaultWorker {
                 Thread.currentThread().interrupt();
             }
         }
-        String outcome = handle.isValid() ? write(section, name, fence) : "skipped";
+        // taken before the check: if the check says valid, the holder believed it held the lock at least until then
+        long checkedAt = now();
+        boolean valid = handle.isValid();
+        String outcome = valid ? write(section, name, fence) : "skipped";
         long writeDone = now();
-        journal("E", section, outcome, writeDone, now());
+        journal("E", section, outcome, writeDone, now(), valid ? checkedAt : 0);
     }
 
     /**

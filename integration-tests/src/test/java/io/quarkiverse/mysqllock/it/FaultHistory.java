@@ -37,6 +37,11 @@ final class FaultHistory {
         /** accepted, rejected, failed, skipped (invalid before the write), lost-before-write. */
         String outcome;
         long writeDoneAt;
+        /**
+         * A time at which the holder's {@code isValid()} still said it held the lock (taken just before that check), or 0
+         * if the check said it did not.
+         */
+        long validAt;
         /** When the holder stopped acting under the lock (before it called release). */
         long endAt;
         long lostAt;
@@ -123,6 +128,7 @@ final class FaultHistory {
                 s.outcome = f[2];
                 s.writeDoneAt = Long.parseLong(f[3]);
                 s.endAt = Long.parseLong(f[4]);
+                s.validAt = f.length > 5 ? Long.parseLong(f[5]) : 0;
             }
             case "L" -> {
                 if (s.lostAt == 0) {

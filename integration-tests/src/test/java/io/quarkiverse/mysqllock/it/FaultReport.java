@@ -42,8 +42,8 @@ final class FaultReport {
         md.append("\n\n");
         for (Result r : results) {
             if (!r.scenario().guaranteed() && !r.violations().isEmpty()) {
-                md.append("\n").append(r.scenario().label).append(": what asynchronous replication cannot prevent"
-                        + " (acknowledged transactions lost by the failover; not a failure of the run):\n\n");
+                md.append("\n").append(r.scenario().label).append(": ").append(r.scenario().unguaranteed())
+                        .append(":\n\n");
             }
             r.violations().forEach(v -> md.append("- ").append(r.scenario().label).append(": ").append(v).append('\n'));
         }

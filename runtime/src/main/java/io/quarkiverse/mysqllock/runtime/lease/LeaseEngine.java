@@ -578,10 +578,17 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
      * How far the latest take or membership confirmation in the lock table lies in the future of this server's clock:
      * a server whose clock is ahead writes them "in the future" of the others (replication delay only shortens it),
      * and every instance confirms its membership at each renewal. 0 or less when no server is seen ahead.
+     * <p>
+     * {@code UTC_TIMESTAMP(6)} is the time the statement began, and a statement can wait before it reads (a Galera
+     * node's causality wait, a metadata lock): rows committed meanwhile lie after its start without any clock ahead
+     * (a 10-minute Galera fault run with equal clocks had every worker report one). So the wait, from the statement's
+     * start to a {@code SYSDATE(6)} taken once the table was read (the derived table is read first), is deducted.
      */
     private long clockAheadMicros(Connection raw) throws SQLException {
         try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(acquired_at)) FROM " + table.name())) {
+                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), latest)"
+                        + " - GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)))"
+                        + " FROM (SELECT MAX(acquired_at) AS latest FROM " + table.name() + ") AS taken")) {
             return rs.next() ? rs.getLong(1) : 0;
         } catch (SQLException e) {
             if (SqlErrors.isMissingTable(e)) {
