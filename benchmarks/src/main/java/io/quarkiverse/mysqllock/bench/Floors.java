@@ -8,8 +8,8 @@ import java.util.UUID;
 
 import javax.sql.DataSource;
 
-import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /** The physical floors: the least SQL each engine could issue, raw on one dedicated connection per thread. */
 final class Floors {

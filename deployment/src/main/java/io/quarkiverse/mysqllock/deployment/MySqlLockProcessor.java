@@ -16,11 +16,11 @@ import org.jboss.jandex.DotName;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.runtime.DataSourceNames;
-import io.quarkiverse.mysqllock.runtime.LockTable;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
@@ -30,10 +30,10 @@ import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
-import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
-import io.quarkus.runtime.metrics.MetricsFactory;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
+import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.quarkus.runtime.metrics.MetricsFactory;
 import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 
 class MySqlLockProcessor {

@@ -4,7 +4,7 @@ import java.net.InetAddress;
 import java.util.UUID;
 
 /** {@code <host>/<pid>/<instance-id>}: unique per process, readable by an operator. */
-public final class HolderIdentity {
+final class HolderIdentity {
 
     private HolderIdentity() {
     }

@@ -5,6 +5,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.regex.Pattern;
 
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
+
 /**
  * Turns the names applications use into names the server accepts and compares the same way on MySQL and MariaDB.
  * <p>
@@ -59,6 +61,11 @@ public final class LockNames {
             throw new IllegalArgumentException("Lock name must not be blank, got '" + name + "'");
         }
         return name;
+    }
+
+    /** An application's lock name with the name used on the server. */
+    public LockName resolve(String name) {
+        return new LockName(name, serverName(name));
     }
 
     /** The name used on the server (and as the lock table's key) for an application's lock name. */

@@ -18,6 +18,14 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
+import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ArcContainer;
 import io.quarkus.arc.InjectableContext;
@@ -64,10 +72,10 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public LockHandle acquire(String name, Duration wait) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
-        return engine.acquire(name, serverName, waitNanos, true, true, 0);
+        return engine.acquire(LockRequest.of(lock, waitNanos));
     }
 
     @Override
@@ -77,10 +85,10 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public Optional<LockHandle> tryAcquire(String name, Duration wait) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("tryAcquire");
-        return Optional.ofNullable(engine.acquire(name, serverName, waitNanos, false, true, 0));
+        return Optional.ofNullable(engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(WhenBusy.NOTHING)));
     }
 
     @Override
@@ -88,10 +96,10 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         if (action == null) {
             throw new IllegalArgumentException("withLock action must not be null");
         }
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("withLock");
-        ControlledHandle handle = engine.acquire(name, serverName, waitNanos, true, true, 0);
+        ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos));
         T result;
         try {
             result = action.call();
@@ -136,10 +144,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * {@code throwIfBusy} is false) or asynchronously.
      */
     public ControlledHandle acquire(String name, Duration wait, Duration atMostFor, boolean throwIfBusy) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
-        return engine.acquire(name, serverName, waitNanos, throwIfBusy, true, atMostFor.toNanos());
+        return engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(throwIfBusy ? WhenBusy.THROW : WhenBusy.NOTHING)
+                .atMostFor(atMostFor));
     }
 
     /** As {@link #acquire(String, Duration, Duration, boolean)}, without blocking the caller. */
@@ -150,10 +159,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** Acquires on a worker thread, then applies {@code then} to the handle there (it may block). */
     private Uni<ControlledHandle> acquireAsync(String name, Duration wait, Duration atMostFor,
             UnaryOperator<ControlledHandle> then) {
-        String serverName = names.serverName(name);
-        long waitNanos = waitNanos(wait);
-        return new AsyncAcquisition<>(
-                () -> then.apply(engine.acquire(name, serverName, waitNanos, true, false, atMostFor.toNanos())), worker);
+        LockRequest request = LockRequest.of(names.resolve(name), waitNanos(wait)).ownedBy(Owner.NONE)
+                .atMostFor(atMostFor);
+        return new AsyncAcquisition<>(() -> then.apply(engine.acquire(request)), worker);
     }
 
     /**
@@ -193,16 +201,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public boolean isLocked(String name) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         checkBlockingAllowed("isLocked");
-        return engine.isLocked(name, serverName);
+        return engine.isLocked(lock);
     }
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         checkBlockingAllowed("inspect");
-        return engine.inspect(name, serverName);
+        return engine.inspect(lock);
     }
 
     @Override
@@ -215,13 +223,13 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public boolean runOnce(String name, Runnable action) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         if (action == null) {
             throw new IllegalArgumentException("runOnce action must not be null");
         }
         checkBlockingAllowed("runOnce");
-        return runOnce.run(name, serverName, action,
-                () -> engine.acquire(name, serverName, MAX_WAIT.toNanos(), true, true, 0));
+        return runOnce.run(name, lock.serverName(), action,
+                () -> engine.acquire(LockRequest.of(lock, MAX_WAIT.toNanos())));
     }
 
     @Override
@@ -242,9 +250,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public boolean forceRelease(String name) {
-        String serverName = names.serverName(name);
+        LockName lock = names.resolve(name);
         checkBlockingAllowed("forceRelease");
-        return engine.forceRelease(name, serverName);
+        return engine.forceRelease(lock);
     }
 
     /** The datasource this manager takes its locks in. */
@@ -280,7 +288,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** The engine in use (choosing it now if it was not chosen yet). */
     public LockEngine engine() {
-        return engine instanceof SelectingEngine selecting ? selecting.engine() : engine;
+        LockEngine inner = engine instanceof MeteredEngine metered ? metered.delegate() : engine;
+        return inner instanceof SelectingEngine selecting ? selecting.engine() : inner;
     }
 
     @Override

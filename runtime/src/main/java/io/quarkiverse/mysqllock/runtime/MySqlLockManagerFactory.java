@@ -9,8 +9,13 @@ import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 /** Checks the configuration and the datasource, then builds the manager. Needs no database connection. */
@@ -105,9 +110,10 @@ public final class MySqlLockManagerFactory {
                         config.named().sharedConnections(), metrics, membership),
                 membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, maxClockSkew, metrics,
                         membership),
-                metrics);
+                chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
+                        () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        return new MySqlLockManager(engine, names, config.defaultWait(), new RunOnce(connections, table),
+        return new MySqlLockManager(MeteredEngine.of(engine, metrics, engine::chosenMode), names, config.defaultWait(), new RunOnce(connections, table),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
     }
 

@@ -4,9 +4,13 @@ import java.sql.SQLException;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /** Cluster-wide run-once: the lock of the name, and a completion time in the name's row of the lock table. */
-public final class RunOnce {
+final class RunOnce {
 
     private final ConnectionSource connections;
     private final LockTable table;

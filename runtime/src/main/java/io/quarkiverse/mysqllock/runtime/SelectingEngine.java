@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 import org.jboss.logging.Logger;
@@ -16,9 +17,18 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.topology.Topology;
 import io.quarkiverse.mysqllock.runtime.topology.TopologyProbe;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -28,7 +38,7 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * sharing the lock table agreed on ({@link EngineAgreement}), and logs why. The choice is made at start-up when the
  * database answers, else at first use: an application whose database is down starts anyway.
  */
-public final class SelectingEngine implements LockEngine {
+final class SelectingEngine implements LockEngine {
 
     private static final Logger LOG = Logger.getLogger(SelectingEngine.class);
 
@@ -49,7 +59,8 @@ public final class SelectingEngine implements LockEngine {
     private volatile Membership membership;
     private volatile String reason;
     private volatile String afterReadOnly;
-    private final LockMetrics metrics;
+    /** Told of the engine once it is chosen (the metrics' gauges). */
+    private final Consumer<LockEngine> onChosen;
 
     /**
      * @param memberTtl how long this instance's membership of its fleet lasts unless renewed
@@ -58,8 +69,8 @@ public final class SelectingEngine implements LockEngine {
     public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
             ConnectionSource connections, LockTable table, EngineAgreement agreement, String identity, Duration memberTtl,
             Duration namedMargin, Duration leaseMargin, Function<Membership, LockEngine> named,
-            Function<Membership, LockEngine> lease, LockMetrics metrics) {
-        this.metrics = metrics;
+            Function<Membership, LockEngine> lease, Consumer<LockEngine> onChosen) {
+        this.onChosen = onChosen;
         this.table = table;
         this.agreement = agreement;
         this.mode = mode;
@@ -262,51 +273,31 @@ public final class SelectingEngine implements LockEngine {
         membership = member;
         LockEngine made = engine.apply(member);
         chosen = made;
-        metrics.engineChosen(lockMode, () -> made.held().size(),
-                () -> made instanceof io.quarkiverse.mysqllock.runtime.named.NamedLockEngine n ? n.pinnedConnections() : 0);
+        onChosen.accept(made);
         LOG.infof("Distributed locks: %s engine on datasource '%s' as %s, because %s", lockMode,
                 connections.dataSourceName(), identity, why);
     }
 
     @Override
-    public ControlledHandle acquire(String name, String serverName, long waitNanos, boolean throwIfBusy, boolean reentrant,
-            long leaseCapNanos) {
+    public ControlledHandle acquire(LockRequest request) {
+        String name = request.name();
         LockEngine engine;
         try {
             engine = engine();
         } catch (ConfigurationException e) {
             throw e;
         } catch (RuntimeException e) {
-            metrics.acquisition(null, LockMetrics.Outcome.ERROR, 0);
             throw new LockNotAcquiredException(name, Duration.ZERO, LockNotAcquiredException.Reason.DATABASE_ERROR, null,
                     "Lock '" + name + "' was not acquired: the lock engine is chosen at first use, and " + e.getMessage(),
                     e);
         }
-        if (metrics == LockMetrics.NONE) {
-            return engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
-        }
-        long start = System.nanoTime();
-        ControlledHandle handle;
-        try {
-            handle = engine.acquire(name, serverName, waitNanos, throwIfBusy, reentrant, leaseCapNanos);
-        } catch (LockNotAcquiredException e) {
-            metrics.acquisition(engine.mode(), e.reason() != LockNotAcquiredException.Reason.BUSY
-                    ? LockMetrics.Outcome.ERROR
-                    : busy(waitNanos), System.nanoTime() - start);
-            throw e;
-        }
-        long waited = System.nanoTime() - start;
-        if (handle == null) {
-            metrics.acquisition(engine.mode(), busy(waitNanos), waited);
-            return null;
-        }
-        metrics.acquisition(engine.mode(), LockMetrics.Outcome.ACQUIRED, waited);
-        return new MeteredHandle(handle, metrics, engine.mode());
+        return engine.acquire(request);
     }
 
-    /** Still held elsewhere: after one attempt that is "busy", after a wait a "timeout". */
-    private static LockMetrics.Outcome busy(long waitNanos) {
-        return waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT;
+    /** The engine's mode once it is chosen, else null (no database answer yet); never chooses. */
+    public LockMode chosenMode() {
+        LockEngine engine = chosen;
+        return engine == null ? null : engine.mode();
     }
 
     @Override
@@ -341,13 +332,13 @@ public final class SelectingEngine implements LockEngine {
     }
 
     @Override
-    public boolean isLocked(String name, String serverName) {
-        return engine().isLocked(name, serverName);
+    public boolean isLocked(LockName lock) {
+        return engine().isLocked(lock);
     }
 
     @Override
-    public Optional<LockInfo> inspect(String name, String serverName) {
-        return engine().inspect(name, serverName);
+    public Optional<LockInfo> inspect(LockName lock) {
+        return engine().inspect(lock);
     }
 
     @Override
@@ -362,8 +353,8 @@ public final class SelectingEngine implements LockEngine {
     }
 
     @Override
-    public boolean forceRelease(String name, String serverName) {
-        return engine().forceRelease(name, serverName);
+    public boolean forceRelease(LockName lock) {
+        return engine().forceRelease(lock);
     }
 
     @Override

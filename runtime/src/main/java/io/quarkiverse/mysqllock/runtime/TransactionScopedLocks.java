@@ -1,8 +1,6 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 
@@ -13,12 +11,17 @@ import jakarta.transaction.TransactionManager;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /**
  * Row locks on the lock table inside the caller's JTA transaction. The row is seeded outside the transaction (on a
  * connection of its own, committed at once), then locked through the transaction's own connection.
  */
-public final class TransactionScopedLocks {
+final class TransactionScopedLocks {
 
     /** MySQL's error for NOWAIT. */
     private static final int ER_LOCK_NOWAIT = 3572;
@@ -131,18 +134,12 @@ public final class TransactionScopedLocks {
 
     /** Locks the name's row; false if there is none (and so nothing was locked). */
     private boolean lockRow(Connection connection, String serverName, String waitClause) throws SQLException {
-        try (PreparedStatement statement = connection
-                .prepareStatement("SELECT fence FROM " + table.name() + " WHERE name = ? FOR UPDATE" + waitClause)) {
-            statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next();
-            }
-        }
+        return table.lockRow(connection, serverName, waitClause);
     }
 
     /** The session's lock wait timeout bounds this one statement. */
     private boolean lockRowWithSessionTimeout(Connection connection, String serverName, long seconds)
             throws SQLException {
-        return ConnectionSource.withLockWait(connection, seconds, () -> lockRow(connection, serverName, ""));
+        return SessionSettings.withLockWait(connection, seconds, () -> lockRow(connection, serverName, ""));
     }
 }

@@ -35,17 +35,6 @@ import java.util.stream.Stream;
  */
 public final class GaleraCluster implements AutoCloseable {
 
-    private static final Path MARIADBD = Path.of("/usr/sbin/mariadbd");
-    private static final Path INSTALL_DB = Path.of("/usr/bin/mariadb-install-db");
-    private static final Path PROVIDER = Path.of("/usr/lib/galera/libgalera_smm.so");
-    private static final Path RSYNC = Path.of("/usr/bin/rsync");
-    private static final List<Path> FAKETIME_LIBRARIES = List.of(
-            Path.of("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"),
-            Path.of("/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1"));
-    private static final String[] PACKAGES = { "mariadb-server", "galera-4", "rsync", "faketime" };
-
-    private static Optional<String> unavailable;
-
     /**
      * How long the others take at most to evict a node they cannot reach (it died, or is cut off), the cluster's
      * {@code evs.suspect_timeout} plus its {@code evs.inactive_check_period} and a margin for the view change: no node
@@ -64,28 +53,8 @@ public final class GaleraCluster implements AutoCloseable {
      * Why a Galera cluster cannot run on this machine, or empty if it can. Installs Debian's packages when they are
      * absent and this process runs as root with apt (once per JVM).
      */
-    public static synchronized Optional<String> unavailable() {
-        if (unavailable == null) {
-            unavailable = findOrInstall();
-        }
-        return unavailable;
-    }
-
-    private static Optional<String> findOrInstall() {
-        if (installed()) {
-            return Optional.empty();
-        }
-        if (!"root".equals(System.getProperty("user.name")) || !Files.isExecutable(Path.of("/usr/bin/apt-get"))) {
-            return Optional.of("Galera needs Debian's packages " + String.join(", ", PACKAGES)
-                    + ", which are absent, and they can be installed only by root with apt-get");
-        }
-        System.out.println("galera: installing Debian's " + String.join(" ", PACKAGES));
-        if (apt("install") != 0 && (apt("update") != 0 || apt("install") != 0)) {
-            return Optional.of("apt-get could not install " + String.join(", ", PACKAGES));
-        }
-        stopPackagedService();
-        return installed() ? Optional.empty()
-                : Optional.of("the packages were installed, but " + MARIADBD + " or " + PROVIDER + " is missing");
+    public static Optional<String> unavailable() {
+        return GaleraPackages.unavailable();
     }
 
     /**
@@ -97,46 +66,6 @@ public final class GaleraCluster implements AutoCloseable {
         if (why.isPresent() && !"true".equals(System.getenv("CI"))) {
             org.junit.jupiter.api.Assumptions.abort(what + " skipped: " + why.get());
         }
-    }
-
-    private static boolean installed() {
-        return Files.isExecutable(MARIADBD) && Files.isExecutable(INSTALL_DB) && Files.exists(PROVIDER)
-                && Files.isExecutable(RSYNC) && faketimeLibrary().isPresent();
-    }
-
-    private static int apt(String verb) {
-        List<String> command = new ArrayList<>(List.of("apt-get", verb, "-y", "-q"));
-        if (verb.equals("install")) {
-            command.add("--no-install-recommends");
-            command.addAll(List.of(PACKAGES));
-        }
-        try {
-            ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-            builder.environment().put("DEBIAN_FRONTEND", "noninteractive");
-            Process process = builder.start();
-            return process.waitFor(15, TimeUnit.MINUTES) ? process.exitValue() : -1;
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
-    }
-
-    /** The package starts a server of its own on port 3306 where it can: the tests need none. */
-    private static void stopPackagedService() {
-        try {
-            new ProcessBuilder("service", "mariadb", "stop").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(60, TimeUnit.SECONDS);
-        } catch (IOException e) {
-            // no service manager: nothing was started
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static Optional<Path> faketimeLibrary() {
-        return FAKETIME_LIBRARIES.stream().filter(Files::exists).findFirst();
     }
 
     /**
@@ -298,9 +227,9 @@ public final class GaleraCluster implements AutoCloseable {
 
         private Optional<String> recoverPosition() {
             Path log = directory.resolve("recover.log");
-            run(List.of(MARIADBD.toString(), "--no-defaults", "--user=root", "--datadir=" + data,
+            run(List.of(GaleraPackages.MARIADBD.toString(), "--no-defaults", "--user=root", "--datadir=" + data,
                     "--log-error=" + log, "--innodb-buffer-pool-size=64M", "--wsrep-on=ON",
-                    "--wsrep-provider=" + PROVIDER, "--wsrep-cluster-address=gcomm://" + peers(),
+                    "--wsrep-provider=" + GaleraPackages.PROVIDER, "--wsrep-cluster-address=gcomm://" + peers(),
                     "--binlog-format=ROW", "--wsrep-recover"),
                     "recover node " + number + "'s position");
             try {
@@ -348,7 +277,7 @@ public final class GaleraCluster implements AutoCloseable {
         }
 
         private void initialize() {
-            run(List.of(INSTALL_DB.toString(), "--no-defaults", "--user=root", "--datadir=" + data,
+            run(List.of(GaleraPackages.INSTALL_DB.toString(), "--no-defaults", "--user=root", "--datadir=" + data,
                     "--auth-root-authentication-method=normal", "--skip-test-db"), "initialize node " + number);
         }
 
@@ -385,12 +314,12 @@ public final class GaleraCluster implements AutoCloseable {
 
         private void launch(boolean bootstrap, Optional<String> startPosition) {
             String peers = peers();
-            List<String> command = new ArrayList<>(List.of(MARIADBD.toString(), "--no-defaults", "--user=root",
+            List<String> command = new ArrayList<>(List.of(GaleraPackages.MARIADBD.toString(), "--no-defaults", "--user=root",
                     "--datadir=" + data, "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + socket(),
                     "--pid-file=" + directory.resolve("mariadbd.pid"), "--log-error=" + errorLog(),
                     "--skip-name-resolve", "--max-connections=1000", "--innodb-buffer-pool-size=64M",
                     "--innodb-flush-log-at-trx-commit=2", "--binlog-format=ROW", "--default-storage-engine=InnoDB",
-                    "--innodb-autoinc-lock-mode=2", "--wsrep-on=ON", "--wsrep-provider=" + PROVIDER,
+                    "--innodb-autoinc-lock-mode=2", "--wsrep-on=ON", "--wsrep-provider=" + GaleraPackages.PROVIDER,
                     "--wsrep-cluster-name=" + cluster.name,
                     "--wsrep-cluster-address=gcomm://" + (bootstrap ? "" : peers),
                     "--wsrep-node-name=node" + number, "--wsrep-node-address=127.0.0.1:" + gcommPort,
@@ -406,7 +335,7 @@ public final class GaleraCluster implements AutoCloseable {
             ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(directory.resolve("stdout.log").toFile()));
             if (!clockOffset.isZero()) {
-                builder.environment().put("LD_PRELOAD", faketimeLibrary().orElseThrow().toString());
+                builder.environment().put("LD_PRELOAD", GaleraPackages.faketimeLibrary().orElseThrow().toString());
                 // seconds with a fraction: libfaketime reads "+600ms" as 600 minutes
                 builder.environment().put("FAKETIME",
                         String.format(java.util.Locale.ROOT, "%+.3f", clockOffset.toMillis() / 1000.0));

@@ -94,71 +94,11 @@ public final class TestDatabase {
                 }
                 String url = System.getProperty(URL_PROPERTY, System.getenv(URL_ENV));
                 shared = url != null && !url.isBlank() ? external(url) : startEmbedded();
-                server.registerMBean(new Control(shared), name);
+                server.registerMBean(new SharedServerControl(shared), name);
                 return shared;
             }
         } catch (JMException e) {
             throw new IllegalStateException("Could not publish the shared test server", e);
-        }
-    }
-
-    /** The management interface other class loaders use. */
-    public interface ControlMBean {
-        String getUrl();
-
-        String getUser();
-
-        String getPassword();
-
-        boolean isEmbedded();
-
-        void restart();
-
-        void stop();
-
-        void start();
-    }
-
-    static final class Control implements ControlMBean {
-        private final TestDatabase database;
-
-        Control(TestDatabase database) {
-            this.database = database;
-        }
-
-        @Override
-        public String getUrl() {
-            return database.jdbcUrl;
-        }
-
-        @Override
-        public String getUser() {
-            return database.user;
-        }
-
-        @Override
-        public String getPassword() {
-            return database.password;
-        }
-
-        @Override
-        public boolean isEmbedded() {
-            return database.isEmbedded();
-        }
-
-        @Override
-        public void restart() {
-            database.restart();
-        }
-
-        @Override
-        public void stop() {
-            database.stop();
-        }
-
-        @Override
-        public void start() {
-            database.start();
         }
     }
 

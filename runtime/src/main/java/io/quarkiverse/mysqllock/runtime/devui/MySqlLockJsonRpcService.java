@@ -6,8 +6,8 @@ import java.util.List;
 import java.util.Map;
 
 import io.quarkiverse.mysqllock.LockInfo;
-import io.quarkiverse.mysqllock.runtime.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.smallrye.common.annotation.Blocking;
 
 /**

@@ -1,10 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.fleet;
 
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -15,8 +12,10 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.runtime.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.FleetRows;
+import io.quarkiverse.mysqllock.runtime.table.FleetRows.Member;
 
 /**
  * The engine of a fleet, kept in the lock table so that every instance of the fleet uses the same one: a named lock and
@@ -42,19 +41,14 @@ import io.quarkiverse.mysqllock.runtime.SqlErrors;
  */
 public final class EngineAgreement {
 
-    static final String MODE_PREFIX_SEPARATOR = " ";
     private static final int OWNER_LENGTH = 255;
     private static final Logger LOG = Logger.getLogger(EngineAgreement.class);
     /** How long the server waits for the next statement of a decision before it ends the session (wait_timeout). */
     static final long DECIDING_IDLE_SECONDS = 5;
 
     private final String table;
-    private final String recordName;
-    private final String memberPrefix;
-    private final String memberPattern;
-    private final String lockNamePattern;
-    private final String lockNameLowerPattern;
-    private final String selectMembers;
+    /** The statements on the record and the membership rows. */
+    private final FleetRows rows;
     private final String identity;
 
     /**
@@ -64,16 +58,7 @@ public final class EngineAgreement {
     public EngineAgreement(String table, String namespace, String identity) {
         this.table = table;
         this.identity = identity;
-        String scope = namespace == null ? "" : ":" + namespace;
-        this.recordName = "~engine" + scope;
-        this.memberPrefix = "~live" + scope + "~";
-        this.memberPattern = escapeLike(memberPrefix) + "%";
-        // The lock names of the namespace: as sent, and hashed (whose readable prefix is lower-cased).
-        this.lockNamePattern = namespace == null ? null : escapeLike(namespace + ":") + "%";
-        this.lockNameLowerPattern = namespace == null ? null
-                : escapeLike(namespace.toLowerCase(Locale.ROOT) + ":") + "%";
-        this.selectMembers = "SELECT name, owner, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at),"
-                + " TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at) FROM " + table;
+        this.rows = new FleetRows(table, namespace);
     }
 
     /**
@@ -147,7 +132,7 @@ public final class EngineAgreement {
     private Outcome inTransaction(Connection raw, Proposal proposal, long memberTtlNanos, boolean join)
             throws SQLException {
         Map<String, Long> settings = Map.of("innodb_lock_wait_timeout", 1L, "wait_timeout", DECIDING_IDLE_SECONDS);
-        return ConnectionSource.withSessionSettings(raw, settings, () -> {
+        return SessionSettings.withSessionSettings(raw, settings, () -> {
             raw.setAutoCommit(false);
             boolean committed = false;
             try {
@@ -167,16 +152,16 @@ public final class EngineAgreement {
     }
 
     private Outcome decide(Connection raw, Proposal proposal, long memberTtlNanos, boolean join) throws SQLException {
-        String recorded = join ? lockRecord(raw) : readRecord(raw);
-        LockMode recordedMode = modeOf(recorded);
-        List<Member> members = join ? confirmExpired(raw, members(raw)) : members(raw);
-        List<Member> alive = members.stream().filter(m -> m.remainingMicros > 0).toList();
-        long unexpiredLeases = recordedMode == LockMode.LEASE ? unexpiredLeases(raw) : 0;
+        String recorded = join ? rows.lockRecord(raw) : rows.readRecord(raw);
+        LockMode recordedMode = FleetRows.modeOf(recorded);
+        List<Member> members = join ? rows.confirmExpired(raw, rows.members(raw)) : rows.members(raw);
+        List<Member> alive = members.stream().filter(m -> m.remainingMicros() > 0).toList();
+        long unexpiredLeases = recordedMode == LockMode.LEASE ? rows.unexpiredLeases(raw) : 0;
 
         // The fleet runs with the engines its live members use (normally one), or with LEASE while a lease lasts.
-        List<Member> otherEngine = alive.stream().filter(m -> m.mode != proposal.mode()).toList();
+        List<Member> otherEngine = alive.stream().filter(m -> m.mode() != proposal.mode()).toList();
         boolean fleetRuns = !alive.isEmpty() || unexpiredLeases > 0;
-        LockMode fleetMode = !alive.isEmpty() ? alive.get(0).mode : unexpiredLeases > 0 ? LockMode.LEASE : null;
+        LockMode fleetMode = !alive.isEmpty() ? alive.get(0).mode() : unexpiredLeases > 0 ? LockMode.LEASE : null;
 
         LockMode agreed;
         String reason;
@@ -186,12 +171,7 @@ public final class EngineAgreement {
             // A new fleet: its first instance records its choice, and why, even if the former fleet's was the same.
             if (join) {
                 String owner = truncate(agreed + " chosen by " + identity + ": " + proposal.reason());
-                try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table
-                        + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6) WHERE name = ?")) {
-                    statement.setString(1, owner);
-                    statement.setString(2, recordName);
-                    statement.executeUpdate();
-                }
+                rows.writeRecord(raw, owner);
                 if (recordedMode != null && recordedMode != agreed) {
                     reason = reason + " (no instance of the fleet's former engine, " + recordedMode
                             + ", is running: this instance records its own choice)";
@@ -215,9 +195,9 @@ public final class EngineAgreement {
                     + " demoted by a failover): this instance takes no lock until it reaches a writable server", null,
                     null), null);
         }
-        String memberOwner = truncate(agreed + MODE_PREFIX_SEPARATOR + identity + "#"
+        String memberOwner = truncate(agreed + FleetRows.MODE_PREFIX_SEPARATOR + identity + "#"
                 + UUID.randomUUID().toString().substring(0, 8));
-        String memberName = register(raw, members, memberOwner, memberTtlNanos);
+        String memberName = rows.register(raw, members, memberOwner, memberTtlNanos);
         return new Outcome(new Decision(agreed, reason, memberName, memberOwner), null);
     }
 
@@ -256,186 +236,23 @@ public final class EngineAgreement {
                 latestExpiry);
     }
 
-    /** A membership row; the identity is its owner without the engine. */
-    private record Member(String name, LockMode mode, String owner, long remainingMicros, long expiresMicros) {
-        String identity() {
-            int space = owner.indexOf(MODE_PREFIX_SEPARATOR);
-            return space < 0 ? owner : owner.substring(space + 1);
-        }
-    }
-
-    /** The record's owner, its row locked until the decision commits; the row is created first if there is none. */
-    private String lockRecord(Connection raw) throws SQLException {
-        for (int attempt = 1;; attempt++) {
-            try (PreparedStatement statement = raw
-                    .prepareStatement("SELECT owner FROM " + table + " WHERE name = ? FOR UPDATE")) {
-                statement.setString(1, recordName);
-                try (ResultSet rs = statement.executeQuery()) {
-                    if (rs.next()) {
-                        return rs.getString(1);
-                    }
-                }
-            }
-            try {
-                // a plain INSERT, not INSERT IGNORE: that one would hold a shared lock on a row another decision created
-                update(raw, "INSERT INTO " + table + " (name, fence) VALUES (?, 0)", recordName);
-                return null;
-            } catch (SQLException e) {
-                if (!SqlErrors.isDuplicateKey(e) || attempt >= 3) {
-                    throw e;
-                }
-            }
-        }
-    }
-
-    private String readRecord(Connection raw) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement("SELECT owner FROM " + table + " WHERE name = ?")) {
-            statement.setString(1, recordName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
-    }
-
-    /**
-     * The members, with those that look expired read again with a lock (a current read): a renewal that committed after
-     * this transaction's snapshot must not pass for an expiry. Live rows are not locked.
-     */
-    private List<Member> confirmExpired(Connection raw, List<Member> members) throws SQLException {
-        List<String> expired = members.stream().filter(m -> m.remainingMicros() <= 0).map(Member::name).toList();
-        if (expired.isEmpty()) {
-            return members;
-        }
-        StringBuilder sql = new StringBuilder(selectMembers).append(" WHERE name IN (");
-        for (int i = 0; i < expired.size(); i++) {
-            sql.append(i == 0 ? "?" : ", ?");
-        }
-        List<Member> current = new ArrayList<>(members.stream().filter(m -> m.remainingMicros() > 0).toList());
-        try (PreparedStatement statement = raw.prepareStatement(sql.append(") FOR UPDATE").toString())) {
-            for (int i = 0; i < expired.size(); i++) {
-                statement.setString(i + 1, expired.get(i));
-            }
-            readMembers(statement, current);
-        }
-        return current;
-    }
-
-    /** Every membership row of this namespace, as this transaction sees it. */
-    private List<Member> members(Connection raw) throws SQLException {
-        List<Member> members = new ArrayList<>();
-        try (PreparedStatement statement = raw.prepareStatement(selectMembers + " WHERE name LIKE ? ESCAPE '!'")) {
-            statement.setString(1, memberPattern);
-            readMembers(statement, members);
-        }
-        return members;
-    }
-
-    private static void readMembers(PreparedStatement statement, List<Member> members) throws SQLException {
-        try (ResultSet rs = statement.executeQuery()) {
-            while (rs.next()) {
-                String owner = rs.getString(2);
-                LockMode mode = modeOf(owner);
-                members.add(new Member(rs.getString(1), mode, owner, mode == null ? 0 : rs.getLong(3), rs.getLong(4)));
-            }
-        }
-    }
-
-    private long unexpiredLeases(Connection raw) throws SQLException {
-        String sql = "SELECT COUNT(*) FROM " + table + " WHERE name NOT LIKE '~%' AND owner IS NOT NULL"
-                + " AND expires_at > UTC_TIMESTAMP(6)" + (lockNamePattern == null ? ""
-                        : " AND (name LIKE ? ESCAPE '!' OR name LIKE ? ESCAPE '!')");
-        try (PreparedStatement statement = raw.prepareStatement(sql)) {
-            if (lockNamePattern != null) {
-                statement.setString(1, lockNamePattern);
-                statement.setString(2, lockNameLowerPattern);
-            }
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                return rs.getLong(1);
-            }
-        }
-    }
-
-    /** Takes over an expired membership row if there is one (so rows do not pile up), else adds one. */
-    private String register(Connection raw, List<Member> members, String owner, long ttlNanos) throws SQLException {
-        long ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
-        for (Member member : members) {
-            if (member.remainingMicros() <= 0) {
-                try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table + " SET owner = ?,"
-                        + " acquired_at = UTC_TIMESTAMP(6), expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
-                        + " WHERE name = ? AND (owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))")) {
-                    statement.setString(1, owner);
-                    statement.setLong(2, ttlMicros);
-                    statement.setString(3, member.name());
-                    if (statement.executeUpdate() == 1) {
-                        return member.name();
-                    }
-                }
-            }
-        }
-        String name = memberPrefix + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
-        try (PreparedStatement statement = raw.prepareStatement("INSERT INTO " + table + " (name, owner, acquired_at,"
-                + " expires_at, fence) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, 0)")) {
-            statement.setString(1, name);
-            statement.setString(2, owner);
-            statement.setLong(3, ttlMicros);
-            statement.executeUpdate();
-        }
-        return name;
-    }
-
     /** Extends this instance's membership; false if it had expired (or was taken over): it must register again. */
     boolean renew(Connection raw, String prefix, String memberName, String memberOwner, long ttlNanos)
             throws SQLException {
-        // acquired_at: when it was last confirmed, in the clock of the server that confirmed it; a server ahead of the
-        // others shows in it (LeaseEngine's clock check)
-        String sql = prefix + "UPDATE " + table + " SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
-                + " acquired_at = UTC_TIMESTAMP(6) WHERE name = ? AND owner = ? AND expires_at > UTC_TIMESTAMP(6)";
-        try (PreparedStatement statement = raw.prepareStatement(sql)) {
-            statement.setLong(1, TimeUnit.NANOSECONDS.toMicros(ttlNanos));
-            statement.setString(2, memberName);
-            statement.setString(3, memberOwner);
-            return statement.executeUpdate() == 1;
-        }
+        return rows.renew(raw, prefix, memberName, memberOwner, ttlNanos);
     }
 
     /** Ends this instance's membership (at shutdown): the fleet may change engine once every member has left. */
     void leave(Connection raw, String memberName, String memberOwner) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table
-                + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?")) {
-            statement.setString(1, memberName);
-            statement.setString(2, memberOwner);
-            statement.executeUpdate();
-        }
+        rows.leave(raw, memberName, memberOwner);
     }
 
     /** The engine a record's or membership's owner names first, or null. */
-    static LockMode modeOf(String owner) {
-        if (owner == null) {
-            return null;
-        }
-        int space = owner.indexOf(MODE_PREFIX_SEPARATOR);
-        String mode = space < 0 ? owner : owner.substring(0, space);
-        return "NAMED".equals(mode) ? LockMode.NAMED : "LEASE".equals(mode) ? LockMode.LEASE : null;
-    }
-
     private static String describe(String recorded) {
         return recorded == null ? "no record" : "recorded as '" + recorded + "'";
     }
 
-    private static void update(Connection raw, String sql, String name) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement(sql)) {
-            statement.setString(1, name);
-            statement.executeUpdate();
-        }
-    }
-
     private static String truncate(String owner) {
         return owner.length() <= OWNER_LENGTH ? owner : owner.substring(0, OWNER_LENGTH);
-    }
-
-    /** LIKE with '!' as the escape: the namespace may hold '_'. */
-    private static String escapeLike(String literal) {
-        return literal.replace("!", "!!").replace("_", "!_").replace("%", "!%");
     }
 }

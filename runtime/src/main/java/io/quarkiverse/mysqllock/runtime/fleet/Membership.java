@@ -13,11 +13,12 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
-import io.quarkiverse.mysqllock.runtime.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Decision;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Outcome;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 
 /**
  * This instance's membership of its fleet ({@link EngineAgreement}): a lease on its membership row, renewed by its
@@ -269,13 +270,13 @@ public final class Membership {
         try {
             borrowed = connections.borrowForStatements("(membership)", 0);
             // Waiting longer than the membership lasts is useless.
-            ConnectionSource.bound(borrowed.raw(),
+            SessionSettings.bound(borrowed.raw(),
                     Math.min(TimeUnit.NANOSECONDS.toMillis(ttlNanos), connections.statementTimeoutMillis()));
             long sentAt = System.nanoTime();
             Connection raw = borrowed.raw();
             // Waits for no row lock: an update the server ran only once the row was free, after this instance gave up
             // on it, would make a lapsed membership live again.
-            if (memberName != null && ConnectionSource.withoutRowWaits(raw, connections.server(raw),
+            if (memberName != null && SessionSettings.withoutRowWaits(raw, connections.server(raw),
                     prefix -> agreement.renew(raw, prefix, memberName, memberOwner, ttlNanos))) {
                 // It had not expired on the server: no other engine can have taken over meanwhile.
                 confirmedUntilNanos = sentAt + ttlNanos;

@@ -3,10 +3,11 @@ package io.quarkiverse.mysqllock.runtime.lease;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.quarkiverse.mysqllock.runtime.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.table.OwnedLease;
 
 /** A lease row this instance owns. Its counters are guarded by the lease's monitor. */
-final class Lease extends HeldLock {
+final class Lease extends HeldLock implements OwnedLease {
 
     /** Holder identity and a token unique to this acquisition: the row's {@code owner}. */
     final String ownerToken;
@@ -33,5 +34,20 @@ final class Lease extends HeldLock {
         this.fence = fence;
         this.gate = gate;
         this.confirmedUntilNanos = confirmedUntilNanos;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public String serverName() {
+        return serverName;
+    }
+
+    @Override
+    public String ownerToken() {
+        return ownerToken;
     }
 }

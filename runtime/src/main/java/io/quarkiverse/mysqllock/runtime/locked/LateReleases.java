@@ -8,7 +8,7 @@ import jakarta.annotation.PreDestroy;
 import jakarta.inject.Singleton;
 
 import io.quarkiverse.mysqllock.LockHandle;
-import io.quarkiverse.mysqllock.runtime.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 
 /** Releases locks whose {@code atLeastFor} has not passed yet when their method returns, on one shared thread. */
 @Singleton

@@ -18,8 +18,8 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
-import io.quarkiverse.mysqllock.runtime.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 
@@ -37,6 +37,9 @@ public class LockedInterceptor {
     private static final Logger LOG = Logger.getLogger(LockedInterceptor.class);
 
     @Inject
+    LockedMethods methods;
+
+    @Inject
     MySqlLockManager locks;
 
     @Inject
@@ -47,7 +50,7 @@ public class LockedInterceptor {
 
     @AroundInvoke
     Object lock(InvocationContext context) throws Exception {
-        LockedMethod method = LockedMethods.of(context.getMethod());
+        LockedMethod method = methods.of(context.getMethod());
         String name = method.lockName(context.getParameters());
         return switch (method.kind) {
             case UNI -> lockUni(context, method, name);

@@ -5,48 +5,30 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The table of {@code @Locked} methods, recorded at build time and keyed by
- * {@code <declaring class>#<method>(<parameter types>)}.
+ * The table of this application's {@code @Locked} methods, recorded at build time and keyed by
+ * {@link LockedMethodKey}; a synthetic {@code @Singleton} bean that the interceptor injects. Each intercepted
+ * {@link Method} is looked up by its key once, then found by the method itself.
  */
 public final class LockedMethods {
 
-    private static final Map<String, LockedMethod> BY_KEY = new ConcurrentHashMap<>();
-    private static final Map<Method, LockedMethod> BY_METHOD = new ConcurrentHashMap<>();
+    private final Map<String, LockedMethod> byKey;
+    private final Map<Method, LockedMethod> byMethod = new ConcurrentHashMap<>();
 
-    private LockedMethods() {
+    LockedMethods(Map<String, LockedMethod> byKey) {
+        this.byKey = Map.copyOf(byKey);
     }
 
-    /** Forgets the previous application's methods (dev-mode restarts run in the same JVM). */
-    static void clear() {
-        BY_KEY.clear();
-        BY_METHOD.clear();
-    }
-
-    static void register(String key, LockedMethod method) {
-        BY_KEY.put(key, method);
-    }
-
-    static LockedMethod of(Method method) {
-        LockedMethod found = BY_METHOD.get(method);
+    LockedMethod of(Method method) {
+        LockedMethod found = byMethod.get(method);
         if (found == null) {
-            found = BY_KEY.get(key(method));
+            String key = LockedMethodKey.of(method);
+            found = byKey.get(key);
             if (found == null) {
-                throw new IllegalStateException("No build-time record of @Locked method " + key(method)
+                throw new IllegalStateException("No build-time record of @Locked method " + key
                         + ": was it added to the application without a rebuild?");
             }
-            BY_METHOD.put(method, found);
+            byMethod.put(method, found);
         }
         return found;
-    }
-
-    /** The key of a method; the build step computes the same string from the index. */
-    public static String key(Method method) {
-        StringBuilder key = new StringBuilder(method.getDeclaringClass().getName()).append('#').append(method.getName())
-                .append('(');
-        Class<?>[] types = method.getParameterTypes();
-        for (int i = 0; i < types.length; i++) {
-            key.append(i == 0 ? "" : ",").append(types[i].getName());
-        }
-        return key.append(')').toString();
     }
 }

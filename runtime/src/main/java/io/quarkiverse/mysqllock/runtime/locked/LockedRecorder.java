@@ -1,25 +1,40 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
 
+/**
+ * Builds the {@link LockedMethods} table at static init from what the build decided for each {@code @Locked} method:
+ * a table, one {@link #add} per method, then the table as the value of the synthetic bean.
+ */
 @Recorder
 public class LockedRecorder {
 
-    /** Called before the methods of this start are registered. */
-    public void reset() {
-        LockedMethods.clear();
+    /** An empty table, filled by {@link #add} and then handed to {@link #lockedMethods}. */
+    public RuntimeValue<Map<String, LockedMethod>> newTable() {
+        return new RuntimeValue<>(new HashMap<>());
     }
 
-    /** @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed */
-    public void register(String key, String fixedName, RuntimeValue<LockNameResolver> resolver, long waitMillis,
-            OnBusy onBusy, long atLeastForMillis, long atMostForMillis, ReturnKind kind, String description, int tickParameter) {
-        LockedMethods.register(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
+    /**
+     * @param key the method's {@link LockedMethodKey}
+     * @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed
+     */
+    public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
+            RuntimeValue<LockNameResolver> resolver, long waitMillis, OnBusy onBusy, long atLeastForMillis,
+            long atMostForMillis, ReturnKind kind, String description, int tickParameter) {
+        table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
                 Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis),
-                Duration.ofMillis(atMostForMillis), kind, description,
-                key.substring(0, key.indexOf('(')), tickParameter));
+                Duration.ofMillis(atMostForMillis), kind, description, LockedMethodKey.withoutParameters(key),
+                tickParameter));
+    }
+
+    /** The value of the {@link LockedMethods} bean. */
+    public RuntimeValue<LockedMethods> lockedMethods(RuntimeValue<Map<String, LockedMethod>> table) {
+        return new RuntimeValue<>(new LockedMethods(table.getValue()));
     }
 }

@@ -3,7 +3,7 @@ package io.quarkiverse.mysqllock.runtime.named;
 import java.time.Instant;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.quarkiverse.mysqllock.runtime.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
 
 /** One lock the server granted to one pinned session. Its counters are guarded by the session's mutex. */
 final class NamedLock extends HeldLock {

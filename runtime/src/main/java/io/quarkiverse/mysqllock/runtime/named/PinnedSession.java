@@ -6,7 +6,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.quarkiverse.mysqllock.runtime.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 
 /**
  * A connection kept out of the pool while it holds named locks: one server session. Every statement on it, and every

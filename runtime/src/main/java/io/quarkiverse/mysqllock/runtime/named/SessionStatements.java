@@ -9,8 +9,10 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-import io.quarkiverse.mysqllock.runtime.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 
 /**
  * The NAMED engine's statements on a pinned session, stateless. The caller holds the session's mutex. Every statement
@@ -21,6 +23,8 @@ final class SessionStatements {
 
     /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /** How many names one {@link #isUsedLocks} statement asks about at most. */
+    static final int NAMES_PER_CHECK = 200;
 
     enum Grant {
         GRANTED,
@@ -67,7 +71,7 @@ final class SessionStatements {
     Grant getLock(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos) throws SQLException {
         boolean waits = waitNanos > 0;
         if (waits) {
-            ConnectionSource.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
+            SessionSettings.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
         }
         try {
             PreparedStatement statement = connections.statements().prepare(session.raw,
@@ -93,7 +97,7 @@ final class SessionStatements {
             return interrupted ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
         } finally {
             if (waits) {
-                ConnectionSource.bound(session.raw, connections.statementTimeoutMillis());
+                SessionSettings.bound(session.raw, connections.statementTimeoutMillis());
             }
         }
     }
@@ -172,6 +176,15 @@ final class SessionStatements {
         } catch (SQLException e) {
             return false;
         }
+    }
+
+    /**
+     * Whether an error of a statement on a session ended the session (or leaves it in doubt): a connection failure
+     * does, and so does any error after which the session no longer answers as itself. Any other (a privilege refused,
+     * a time limit of the server's) ends the one call, not the locks of the session's co-tenants.
+     */
+    static boolean endedBy(PinnedSession session, SQLException e) {
+        return SqlErrors.isConnectionFailure(e) || !stillTheSameSession(session);
     }
 
     static void checkSameSession(PinnedSession session, long connectionId) throws SQLException {

@@ -11,7 +11,7 @@ import java.util.Optional;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.runtime.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 
 /**
  * Finds out whether the lock database is replicated, with only what a plain application user may read. A probe the

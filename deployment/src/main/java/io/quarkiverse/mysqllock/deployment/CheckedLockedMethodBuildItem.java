@@ -1,0 +1,52 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import java.time.Duration;
+import java.util.List;
+
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
+import io.quarkus.builder.item.MultiBuildItem;
+
+/**
+ * A {@code @Locked} method that passed every check, with its annotation parsed: what the interceptor needs for it, and
+ * for a templated lock name what its resolver is generated from.
+ */
+final class CheckedLockedMethodBuildItem extends MultiBuildItem {
+
+    /** The method's {@link io.quarkiverse.mysqllock.runtime.locked.LockedMethodKey}. */
+    final String key;
+    /** {@code @Locked method <class>#<method>()}, for messages. */
+    final String description;
+    /** The lock name when the template has no placeholder, else null. */
+    final String fixedName;
+    /** The class {@link LockNameResolverGenerator} generates for a templated name, else null. */
+    final String resolverClassName;
+    final List<LockNameTemplate.Segment> segments;
+    /** In the order of the placeholder segments. */
+    final List<LockNamePlaceholders.Placeholder> placeholders;
+    final Duration wait;
+    final OnBusy onBusy;
+    final Duration atLeastFor;
+    /** Zero when not set. */
+    final Duration atMostFor;
+    final ReturnKind kind;
+    /** The index of the {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. */
+    final int tickParameter;
+
+    CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
+            List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, Duration wait,
+            OnBusy onBusy, Duration atLeastFor, Duration atMostFor, ReturnKind kind, int tickParameter) {
+        this.key = key;
+        this.description = description;
+        this.fixedName = fixedName;
+        this.resolverClassName = resolverClassName;
+        this.segments = List.copyOf(segments);
+        this.placeholders = List.copyOf(placeholders);
+        this.wait = wait;
+        this.onBusy = onBusy;
+        this.atLeastFor = atLeastFor;
+        this.atMostFor = atMostFor;
+        this.kind = kind;
+        this.tickParameter = tickParameter;
+    }
+}

@@ -1,0 +1,161 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import java.lang.reflect.Modifier;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.jboss.jandex.AnnotationInstance;
+import org.jboss.jandex.AnnotationValue;
+import org.jboss.jandex.DotName;
+import org.jboss.jandex.IndexView;
+import org.jboss.jandex.MethodInfo;
+import org.jboss.jandex.Type;
+
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
+import io.quarkus.runtime.configuration.DurationConverter;
+
+/**
+ * Checks one {@code @Locked} method and parses its annotation: the return type, the durations, {@code onBusy} and the
+ * lock name template with its placeholders. Adds a message for each misuse instead of stopping at the first, so that
+ * the build can report them all at once.
+ */
+final class LockedMethodCheck {
+
+    private static final DotName UNI = DotName.createSimple("io.smallrye.mutiny.Uni");
+    private static final DotName MULTI = DotName.createSimple("io.smallrye.mutiny.Multi");
+    private static final DotName COMPLETION_STAGE = DotName.createSimple("java.util.concurrent.CompletionStage");
+    private static final DotName COMPLETABLE_FUTURE = DotName.createSimple("java.util.concurrent.CompletableFuture");
+    private static final DotName OPTIONAL = DotName.createSimple("java.util.Optional");
+    private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
+    private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
+    private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
+
+    private LockedMethodCheck() {
+    }
+
+    /** Why interceptors do not apply to the method (private or static), or null when they do. */
+    static String notInterceptable(MethodInfo method) {
+        if (!Modifier.isPrivate(method.flags()) && !Modifier.isStatic(method.flags())) {
+            return null;
+        }
+        return describe(method) + " is " + (Modifier.isPrivate(method.flags()) ? "private" : "static")
+                + ": interceptors do not apply to it. Make it a non-private instance method of a bean";
+    }
+
+    /** The method checked and parsed, or null when it is misused; then {@code errors} says how. */
+    static CheckedLockedMethodBuildItem check(IndexView index, LockedMethodBuildItem found, List<String> errors) {
+        MethodInfo method = found.method();
+        AnnotationInstance annotation = found.annotation();
+        String description = describe(method);
+        int before = errors.size();
+        ReturnKind kind = returnKind(method, errors);
+        Duration wait = duration(annotation, "waitFor", "0s", description, errors);
+        Duration atLeastFor = duration(annotation, "atLeastFor", "0s", description, errors);
+        OnBusy onBusy = OnBusy.valueOf(stringValue(annotation, "onBusy", OnBusy.FAIL.name()));
+        String atMostForText = stringValue(annotation, "atMostFor", "");
+        Duration atMostFor = atMostForText.isEmpty() ? Duration.ZERO
+                : duration(annotation, "atMostFor", "", description, errors);
+        if (!atMostForText.isEmpty() && atMostFor.toMillis() < 500) {
+            errors.add(description + ": atMostFor = \"" + atMostForText + "\" must be at least 500ms");
+        }
+        if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
+            errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
+                    + " null: return a reference type, Optional, Uni or CompletionStage, or use onBusy = FAIL");
+        }
+        String template = stringValue(annotation, "value", "");
+        List<LockNameTemplate.Segment> segments;
+        try {
+            segments = LockNameTemplate
+                    .parse(template.isEmpty() ? method.declaringClass().name() + "#" + method.name() : template);
+        } catch (IllegalArgumentException e) {
+            errors.add(description + ": lock name template \"" + template + "\" is invalid: " + e.getMessage());
+            return null;
+        }
+        List<LockNamePlaceholders.Placeholder> placeholders = new ArrayList<>();
+        StringBuilder fixed = new StringBuilder();
+        for (LockNameTemplate.Segment segment : segments) {
+            if (segment.isPlaceholder()) {
+                placeholders.add(LockNamePlaceholders.resolve(index, method, segment, template, description, errors));
+            } else {
+                fixed.append(segment.literal());
+            }
+        }
+        if (errors.size() > before) {
+            return null;
+        }
+        boolean templated = !placeholders.isEmpty();
+        return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
+                templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
+                atLeastFor, atMostFor, kind, tickParameter(method, onBusy));
+    }
+
+    /**
+     * Whether the method is {@code @Scheduled} with {@code onBusy = SKIP} but no {@code ScheduledExecution} parameter:
+     * then only {@code atLeastFor} keeps a late instance from running a tick again, which deserves a warning.
+     */
+    static boolean untrackedSchedule(MethodInfo method, CheckedLockedMethodBuildItem checked) {
+        return checked.onBusy == OnBusy.SKIP && checked.tickParameter < 0
+                && (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES));
+    }
+
+    static String describe(MethodInfo method) {
+        return "@Locked method " + method.declaringClass().name() + "#" + method.name() + "()";
+    }
+
+    /** The {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. */
+    private static int tickParameter(MethodInfo method, OnBusy onBusy) {
+        if (onBusy != OnBusy.SKIP) {
+            return -1;
+        }
+        for (int i = 0; i < method.parametersCount(); i++) {
+            if (method.parameterType(i).name().equals(SCHEDULED_EXECUTION)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static ReturnKind returnKind(MethodInfo method, List<String> errors) {
+        Type type = method.returnType();
+        if (type.kind() == Type.Kind.VOID) {
+            return ReturnKind.VOID;
+        }
+        DotName name = type.name();
+        if (name.equals(MULTI)) {
+            errors.add(describe(method) + " returns Multi: a stream has no single end at which to release the lock."
+                    + " Return Uni (of a List), or lock inside the stream with LockManager.acquireAsync");
+            return ReturnKind.VALUE;
+        }
+        if (name.equals(UNI)) {
+            return ReturnKind.UNI;
+        }
+        if (name.equals(COMPLETION_STAGE) || name.equals(COMPLETABLE_FUTURE)) {
+            return ReturnKind.COMPLETION_STAGE;
+        }
+        return name.equals(OPTIONAL) ? ReturnKind.OPTIONAL : ReturnKind.VALUE;
+    }
+
+    private static Duration duration(AnnotationInstance annotation, String member, String fallback, String description,
+            List<String> errors) {
+        String text = stringValue(annotation, member, fallback);
+        try {
+            Duration duration = DurationConverter.parseDuration(text);
+            if (duration == null || duration.isNegative()) {
+                errors.add(description + ": " + member + " = \"" + text + "\" must be a duration of zero or more");
+                return Duration.ZERO;
+            }
+            return duration;
+        } catch (RuntimeException e) {
+            errors.add(description + ": " + member + " = \"" + text + "\" is not a duration (use \"5s\", \"500ms\" or"
+                    + " \"PT5S\")");
+            return Duration.ZERO;
+        }
+    }
+
+    private static String stringValue(AnnotationInstance annotation, String member, String fallback) {
+        AnnotationValue value = annotation.value(member);
+        return value == null ? fallback : value.asString();
+    }
+}

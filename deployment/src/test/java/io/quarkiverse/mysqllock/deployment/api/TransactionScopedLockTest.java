@@ -1,0 +1,204 @@
+package io.quarkiverse.mysqllock.deployment.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+import jakarta.transaction.Status;
+import jakarta.transaction.TransactionManager;
+import jakarta.transaction.Transactional;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** acquireForTransaction: a row lock that lives exactly as long as the caller's transaction. */
+class TransactionScopedLockTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Work.class);
+
+    @Inject
+    LockManager locks;
+
+    @Inject
+    Work work;
+
+    @Test
+    void withoutATransactionItIsRefused() {
+        assertThatThrownBy(() -> locks.acquireForTransaction("txl:none", Duration.ZERO))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("needs an active JTA transaction").hasMessageContaining("@Transactional");
+    }
+
+    @Test
+    void theLockLastsUntilCommit() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CompletableFuture<Void> holder = Background.run(() -> work.underLock("txl:commit", Duration.ZERO, () -> {
+            held.countDown();
+            await(finish);
+        }));
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+
+        LockNotAcquiredException busy = Background.supply(() -> {
+            try {
+                work.underLock("txl:commit", Duration.ZERO, () -> {
+                });
+                throw new AssertionError("locked a row another transaction holds");
+            } catch (LockNotAcquiredException e) {
+                return e;
+            }
+        }).get(10, TimeUnit.SECONDS);
+        assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
+
+        long start = System.nanoTime();
+        CompletableFuture<Long> waiter = Background.supply(() -> {
+            work.underLock("txl:commit", Duration.ofSeconds(10), () -> {
+            });
+            return System.nanoTime();
+        });
+        LockApp.await("the waiter to block on the row", Duration.ofSeconds(5), () -> ServerState.queryLong(
+                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT fence FROM mysql_lock%FOR UPDATE%'") > 0);
+        long releasedAt = System.nanoTime();
+        finish.countDown();
+        holder.get(10, TimeUnit.SECONDS);
+        long acquiredAt = waiter.get(10, TimeUnit.SECONDS);
+        assertThat(acquiredAt).isGreaterThan(releasedAt);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt - releasedAt)).isLessThan(1000);
+        assertThat(start).isPositive();
+    }
+
+    @Test
+    void aRollbackEndsTheLockToo() throws Exception {
+        assertThatThrownBy(() -> work.underLock("txl:rollback", Duration.ZERO, () -> {
+            throw new IllegalStateException("roll back");
+        })).hasMessage("roll back");
+        Background.run(() -> work.underLock("txl:rollback", Duration.ZERO, () -> {
+        })).get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void oneTransactionTakesSeveralLocks() throws Exception {
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        CompletableFuture<Void> holder = Background.run(() -> work.underLock("txl:two-a", Duration.ZERO, () -> {
+            locks.acquireForTransaction("txl:two-b", Duration.ZERO);
+            held.countDown();
+            await(finish);
+        }));
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        for (String name : new String[] { "txl:two-a", "txl:two-b" }) {
+            assertThatThrownBy(() -> Background.run(() -> work.underLock(name, Duration.ZERO, () -> {
+            })).get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockNotAcquiredException.class);
+        }
+        finish.countDown();
+        holder.get(10, TimeUnit.SECONDS);
+    }
+
+    /** A row that disappears (something deletes or renames lock table rows) is an error, not a lock of nothing. */
+    @Test
+    void aMissingRowIsAnErrorNotALock() {
+        ServerState.update("CREATE TRIGGER txl_rename BEFORE INSERT ON mysql_lock FOR EACH ROW"
+                + " SET NEW.name = IF(NEW.name = 'txl:renamed', 'txl:renamed-elsewhere', NEW.name)");
+        try {
+            assertThatThrownBy(() -> work.underLock("txl:renamed", Duration.ZERO, () -> {
+            })).isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("missing")
+                    .hasMessageContaining("txl:renamed");
+        } finally {
+            ServerState.update("DROP TRIGGER txl_rename");
+        }
+    }
+
+    /**
+     * InnoDB rolls the whole transaction back on a deadlock: a caller that catches the exception and goes on must not
+     * commit only what came after, so the JTA transaction is marked rollback-only.
+     */
+    @Test
+    void aDeadlockMarksTheTransactionRollbackOnly() throws Exception {
+        ServerState.update("CREATE TABLE IF NOT EXISTS txl_side (owner VARCHAR(10) PRIMARY KEY)");
+        CountDownLatch bothHoldOne = new CountDownLatch(2);
+        AtomicReference<LockNotAcquiredException> victim = new AtomicReference<>();
+        AtomicInteger statusAfterDeadlock = new AtomicInteger(-1);
+        CompletableFuture<Void> first = Background.run(() -> work.crossing("a", "txl:dl-a", "txl:dl-b", bothHoldOne,
+                victim, statusAfterDeadlock));
+        CompletableFuture<Void> second = Background.run(() -> work.crossing("b", "txl:dl-b", "txl:dl-a", bothHoldOne,
+                victim, statusAfterDeadlock));
+        CompletableFuture.allOf(first, second).exceptionally(e -> null).get(30, TimeUnit.SECONDS);
+
+        assertThat(victim.get()).as("one transaction was the deadlock's victim").isNotNull();
+        assertThat(victim.get().reason()).as(victim.get().getMessage()).isEqualTo(LockNotAcquiredException.Reason.DEADLOCK);
+        assertThat(victim.get().getMessage()).contains("rollback-only");
+        assertThat(statusAfterDeadlock.get()).isEqualTo(Status.STATUS_MARKED_ROLLBACK);
+        // the victim wrote its row after catching the exception: it must not have been committed
+        assertThat(ServerState.queryLong("SELECT COUNT(*) FROM txl_side")).isEqualTo(1);
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Singleton
+    public static class Work {
+        @Inject
+        LockManager locks;
+
+        @Inject
+        TransactionManager transactions;
+
+        @Inject
+        AgroalDataSource dataSource;
+
+        /** Locks one name, then the other; a deadlock victim records what it saw and writes its row anyway. */
+        @Transactional
+        public void crossing(String owner, String firstName, String secondName, CountDownLatch bothHoldOne,
+                AtomicReference<LockNotAcquiredException> victim, AtomicInteger statusAfterDeadlock) {
+            locks.acquireForTransaction(firstName, Duration.ZERO);
+            bothHoldOne.countDown();
+            await(bothHoldOne);
+            try {
+                locks.acquireForTransaction(secondName, Duration.ofSeconds(10));
+            } catch (LockNotAcquiredException e) {
+                victim.set(e);
+                try {
+                    statusAfterDeadlock.set(transactions.getStatus());
+                } catch (jakarta.transaction.SystemException status) {
+                    throw new IllegalStateException(status);
+                }
+            }
+            try (java.sql.Connection connection = dataSource.getConnection();
+                    java.sql.PreparedStatement insert = connection
+                            .prepareStatement("INSERT INTO txl_side (owner) VALUES (?)")) {
+                insert.setString(1, owner);
+                insert.executeUpdate();
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        @Transactional
+        public void underLock(String name, Duration wait, Runnable inside) {
+            locks.acquireForTransaction(name, wait);
+            inside.run();
+        }
+    }
+}

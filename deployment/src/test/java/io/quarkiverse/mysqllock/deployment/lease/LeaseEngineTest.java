@@ -1,0 +1,200 @@
+package io.quarkiverse.mysqllock.deployment.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.OneWorker;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.deployment.testing.WaitAssertions;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
+import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** The LEASE engine's semantics on a real server, with a 1 s ttl renewed every 333 ms. */
+class LeaseEngineTest {
+
+    static final Duration TTL = Duration.ofSeconds(1);
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(WaitAssertions.class)
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.mode", "lease")
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.lease.ttl", "1s");
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void aLeaseIsARowOwnedUntilReleased() throws Exception {
+        assertThat(locks.mode()).isEqualTo(LockMode.LEASE);
+        LockHandle handle = locks.acquire("lease:row", Duration.ZERO);
+        assertThat(owner("lease:row")).matches(".+/" + ProcessHandle.current().pid() + "/[0-9a-f]{8}#[0-9a-f-]{13}");
+        assertThat(ServerState.queryLong("SELECT expires_at > UTC_TIMESTAMP(6) FROM mysql_lock WHERE name = 'lease:row'"))
+                .isEqualTo(1);
+        assertThat(locks.isLocked("lease:row")).isTrue();
+        LockInfo info = locks.inspect("lease:row").orElseThrow();
+        assertThat(info.mode()).isEqualTo(LockMode.LEASE);
+        assertThat(info.fencingToken()).isEqualTo(handle.fencingToken()).isPositive();
+        assertThat(LockApp.otherThreadAcquires(locks, "lease:row")).isFalse();
+
+        handle.release();
+        assertThat(owner("lease:row")).isNull();
+        assertThat(locks.isLocked("lease:row")).isFalse();
+        assertThat(LockApp.otherThreadAcquires(locks, "lease:row")).isTrue();
+        // nothing of this lease is left in the JVM either
+        assertThat(((LeaseEngine) ((MySqlLockManager) locks).engine()).gatesInUse()).isZero();
+    }
+
+    @Test
+    void waitsTimeOutAndLocalWaitersWakeAtOnce() throws Exception {
+        WaitAssertions.timesOutCloseTo(locks, "lease:wait", Duration.ofMillis(300));
+        WaitAssertions.waiterWakesPromptly(locks, "lease:handoff", false);
+    }
+
+    @Test
+    void renewalKeepsALeaseFarPastItsTtl() throws Exception {
+        try (LockHandle handle = locks.acquire("lease:renewed", Duration.ZERO);
+                StandaloneLocks other = new StandaloneLocks("other", MySqlLockRuntimeConfig.Mode.LEASE)) {
+            // Wait for the server's own clock to show the lease renewed beyond three ttls after it was taken.
+            LockApp.await("renewals past 3 ttls", TTL.multipliedBy(6), () -> ServerState.queryLong(
+                    "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'lease:renewed'")
+                    > TTL.multipliedBy(3).toNanos() / 1000);
+            assertThat(handle.isValid()).isTrue();
+            assertThat(other.locks.tryAcquire("lease:renewed")).isEmpty();
+        }
+    }
+
+    @Test
+    void anExpiredLeaseIsTakenOverAndItsFormerHolderLearnsItLostIt() throws Exception {
+        LockHandle handle = locks.acquire("lease:expired", Duration.ZERO);
+        long fence = handle.fencingToken();
+        CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
+        handle.onLost(lost::add);
+        // The holder stalls: nothing renews its row until after it expired, as after a long GC pause.
+        ServerState.update("UPDATE mysql_lock SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND WHERE name = ?",
+                "lease:expired");
+        try (StandaloneLocks other = new StandaloneLocks("taker", MySqlLockRuntimeConfig.Mode.LEASE);
+                LockHandle taken = other.locks.acquire("lease:expired", Duration.ZERO)) {
+            assertThat(taken.fencingToken()).isGreaterThan(fence);
+            LockApp.await("the former holder to learn it lost the lease", TTL, () -> !lost.isEmpty());
+            // The watchdog may see the expiry before the taker does, or the taker's row after it.
+            assertThat(lost.get(0).reason()).isIn(LockLostException.Reason.NOT_HELD, LockLostException.Reason.LEASE_EXPIRED);
+            if (lost.get(0).reason() == LockLostException.Reason.NOT_HELD) {
+                assertThat(lost.get(0).getMessage()).contains("took it over").contains("taker");
+            }
+            assertThat(handle.isValid()).isFalse();
+            handle.release(); // does not touch the new holder's row
+            assertThat(owner("lease:expired")).contains("/taker#");
+        }
+    }
+
+    @Test
+    void onlyTheOwnerCanReleaseOrRenew() {
+        try (LockHandle handle = locks.acquire("lease:owner", Duration.ZERO)) {
+            assertThat(ServerState.update("UPDATE mysql_lock SET owner = NULL, expires_at = '1970-01-01 00:00:00'"
+                    + " WHERE name = ? AND owner = ?", "lease:owner", "someone-else#0000")).isZero();
+            assertThat(handle.isValid()).isTrue();
+            assertThat(owner("lease:owner")).isNotNull();
+        }
+    }
+
+    @Test
+    void fencesStrictlyIncreaseAcrossHoldersAndInstances() throws Exception {
+        List<Long> fences = new ArrayList<>();
+        try (StandaloneLocks other = new StandaloneLocks("fences", MySqlLockRuntimeConfig.Mode.LEASE)) {
+            for (int i = 0; i < 6; i++) {
+                LockManager manager = i % 2 == 0 ? locks : other.locks;
+                fences.add(Background.supply(() -> {
+                    try (LockHandle handle = manager.acquire("lease:fence", Duration.ofSeconds(5))) {
+                        return handle.fencingToken();
+                    }
+                }).get(10, TimeUnit.SECONDS));
+            }
+        }
+        for (int i = 1; i < fences.size(); i++) {
+            assertThat(fences.get(i)).isGreaterThan(fences.get(i - 1));
+        }
+    }
+
+    @Test
+    void asynchronousAcquisitionsOnOneWorkerThreadDoNotNest() throws Exception {
+        OneWorker.noNestingOnOneWorker(locks, "lease:one-worker");
+    }
+
+    @Test
+    void theSameThreadNests() throws Exception {
+        try (LockHandle outer = locks.acquire("lease:nested", Duration.ZERO)) {
+            try (LockHandle inner = locks.acquire("lease:nested", Duration.ZERO)) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+            }
+            assertThat(outer.isValid()).isTrue();
+            assertThat(owner("lease:nested")).isNotNull();
+            assertThat(LockApp.otherThreadAcquires(locks, "lease:nested")).isFalse();
+        }
+        assertThat(owner("lease:nested")).isNull();
+    }
+
+    @Test
+    void aBusyLeaseNamesItsHolder() throws Exception {
+        try (StandaloneLocks other = new StandaloneLocks("busy-holder", MySqlLockRuntimeConfig.Mode.LEASE);
+                LockHandle held = other.locks.acquire("lease:busy", Duration.ZERO)) {
+            LockNotAcquiredException busy = Background.supply(() -> {
+                try {
+                    locks.acquire("lease:busy", Duration.ofMillis(50));
+                    throw new AssertionError("acquired a held lease");
+                } catch (LockNotAcquiredException e) {
+                    return e;
+                }
+            }).get();
+            assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
+            assertThat(busy.holder()).get().asString().contains("/busy-holder#");
+        }
+    }
+
+    @Test
+    void manyLeasesAreRenewedInOneStatementPerPeriod() throws Exception {
+        List<LockHandle> held = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            held.add(locks.acquire("lease:many-" + i, Duration.ZERO));
+        }
+        try {
+            // Three renewal periods (333 ms each), measured by the server's own count of UPDATE statements.
+            long before = ServerState.queryLong("SHOW GLOBAL STATUS LIKE 'Com_update'");
+            long expiresBefore = ServerState.queryLong("SELECT MIN(UNIX_TIMESTAMP(expires_at)) * 1000 FROM mysql_lock"
+                    + " WHERE name LIKE 'lease:many-%'");
+            LockApp.await("three renewals of every lease", Duration.ofSeconds(10), () -> ServerState.queryLong(
+                    "SELECT MIN(UNIX_TIMESTAMP(expires_at)) * 1000 FROM mysql_lock WHERE name LIKE 'lease:many-%'")
+                    >= expiresBefore + 900);
+            long updates = ServerState.queryLong("SHOW GLOBAL STATUS LIKE 'Com_update'") - before;
+            // One statement per period for all 300 (a few more if a period ends while we measure); per-lease renewal
+            // would be 900.
+            assertThat(updates).isBetween(3L, 8L);
+            assertThat(held).allMatch(LockHandle::isValid);
+        } finally {
+            held.forEach(LockHandle::release);
+        }
+    }
+
+    private static String owner(String name) {
+        return ServerState.queryString("SELECT owner FROM mysql_lock WHERE name = ?", name);
+    }
+}

@@ -1,0 +1,68 @@
+package io.quarkiverse.mysqllock.deployment.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * A lease row held by a user transaction for longer than the ttl (a locking read of the fence, acquireForTransaction on
+ * a leased name) costs that lease only: the others the instance holds go on being renewed. (Renewal was one statement
+ * per 2,000 leases, which waited for the one locked row until every lease of the batch expired.)
+ */
+class RenewalUnderRowLocksTest {
+
+    static final String TABLE = "renewal_row_lock";
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    @Test
+    void oneLockedRowCostsOnlyItsOwnLease() throws Exception {
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("row-locked").mode(Mode.LEASE).table(TABLE)
+                .ttl(Duration.ofSeconds(1)).start()) {
+            LockHandle blocked = instance.locks.acquire("rowlock:blocked", Duration.ZERO);
+            LockHandle[] others = new LockHandle[3];
+            CopyOnWriteArrayList<LockLostException> othersLost = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < others.length; i++) {
+                others[i] = instance.locks.acquire("rowlock:other-" + i, Duration.ZERO).onLost(othersLost::add);
+            }
+            try (Connection transaction = TestDatabase.shared().connect();
+                    Statement statement = transaction.createStatement()) {
+                transaction.setAutoCommit(false);
+                statement.executeQuery("SELECT fence FROM " + TABLE + " WHERE name = 'rowlock:blocked' FOR UPDATE").close();
+                // the blocked lease cannot be renewed: it is lost once its ttl runs out, 3 renewal periods
+                LockApp.await("the blocked lease to be reported lost", Duration.ofSeconds(5), () -> !blocked.isValid());
+                long renewedBefore = expiresAtMicros("rowlock:other-0");
+                LockApp.await("the other leases to be renewed again", Duration.ofSeconds(3),
+                        () -> expiresAtMicros("rowlock:other-0") > renewedBefore);
+                transaction.rollback();
+            }
+            for (LockHandle other : others) {
+                assertThat(other.isValid()).isTrue();
+                other.release();
+            }
+            assertThat(othersLost).isEmpty();
+            blocked.release();
+        }
+    }
+
+    private static long expiresAtMicros(String name) {
+        return ServerState.queryLong("SELECT ROUND(UNIX_TIMESTAMP(expires_at) * 1000000) FROM " + TABLE + " WHERE name = ?",
+                name);
+    }
+}

@@ -1,0 +1,160 @@
+package io.quarkiverse.mysqllock.deployment.locked;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkus.scheduler.Scheduled;
+import io.quarkus.scheduler.ScheduledExecution;
+import io.quarkus.scheduler.Trigger;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.mutiny.Uni;
+
+/**
+ * {@code @Locked(onBusy = SKIP)} with a {@code ScheduledExecution} parameter claims each tick in the lock table: a tick
+ * runs once, whenever and wherever it fires again, and a tick older than one that ran does not run.
+ */
+class ScheduledTicksTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Job.class)
+            .setLogRecordPredicate(record -> record.getLoggerName().endsWith("LockedProcessor"))
+            .assertLogRecords(records -> assertThat(records).singleElement()
+                    .satisfies(record -> assertThat(String.format(record.getMessage(), record.getParameters()))
+                            .contains("untrackedSchedule").contains("without a ScheduledExecution parameter")));
+
+    @Inject
+    Job job;
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void aTickRunsOnceAndAnOlderTickDoesNotRun() throws Exception {
+        job.blocking(at(10_000));
+        job.blocking(at(10_000));
+        job.blocking(at(9_000));
+        job.blocking(at(11_000));
+        assertThat(job.runs()).containsExactly("blocking@10000", "blocking@11000");
+        assertThat(ServerState.queryLong("SELECT fence FROM mysql_lock WHERE name = 'tick@tick:blocking'"))
+                .isEqualTo(11_000);
+        assertThat(LockApp.otherThreadAcquires(locks, "tick:blocking")).as("a skipped tick leaves its lock free").isTrue();
+    }
+
+    @Test
+    void aTickRunsOnceOnTheAsynchronousPaths() throws Exception {
+        assertThat(job.uni(at(20_000)).await().atMost(Duration.ofSeconds(10))).isEqualTo("ran");
+        assertThat(job.uni(at(20_000)).await().atMost(Duration.ofSeconds(10))).isNull();
+        assertThat(job.stage(at(20_000)).toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("ran");
+        assertThat(job.stage(at(20_000)).toCompletableFuture().get(10, TimeUnit.SECONDS)).isNull();
+        assertThat(job.runs()).containsExactly("uni@20000", "stage@20000");
+        assertThat(LockApp.otherThreadAcquires(locks, "tick:uni")).isTrue();
+        assertThat(LockApp.otherThreadAcquires(locks, "tick:stage")).isTrue();
+    }
+
+    @Test
+    void aTickFindingTheLockBusyIsSkippedAndNotClaimed() throws Exception {
+        try (LockHandle held = locks.acquire("tick:busy")) {
+            CompletableFuture.runAsync(() -> job.busy(at(30_000))).get(10, TimeUnit.SECONDS);
+        }
+        assertThat(job.runs()).isEmpty();
+        job.busy(at(30_000));
+        assertThat(job.runs()).as("the skipped tick was not claimed, so it runs once the lock is free")
+                .containsExactly("busy@30000");
+    }
+
+    @Test
+    void withoutTheParameterEveryCallRuns() {
+        job.untracked();
+        job.untracked();
+        assertThat(job.runs()).containsExactly("untracked", "untracked");
+    }
+
+    @org.junit.jupiter.api.BeforeEach
+    void clear() {
+        job.runs().clear();
+    }
+
+    static ScheduledExecution at(long epochMillis) {
+        Instant tick = Instant.ofEpochMilli(epochMillis);
+        return new ScheduledExecution() {
+            @Override
+            public Trigger getTrigger() {
+                return null;
+            }
+
+            @Override
+            public Instant getFireTime() {
+                return Instant.now();
+            }
+
+            @Override
+            public Instant getScheduledFireTime() {
+                return tick;
+            }
+        };
+    }
+
+    @ApplicationScoped
+    public static class Job {
+
+        final List<String> runs = new CopyOnWriteArrayList<>();
+
+        /** Through a method: the test holds a client proxy, whose own fields are not the bean's. */
+        List<String> runs() {
+            return runs;
+        }
+
+        @Locked(value = "tick:blocking", onBusy = OnBusy.SKIP)
+        public void blocking(ScheduledExecution execution) {
+            runs.add("blocking@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked(value = "tick:uni", onBusy = OnBusy.SKIP)
+        public Uni<String> uni(ScheduledExecution execution) {
+            runs.add("uni@" + execution.getScheduledFireTime().toEpochMilli());
+            return Uni.createFrom().item("ran");
+        }
+
+        @Locked(value = "tick:stage", onBusy = OnBusy.SKIP)
+        public CompletionStage<String> stage(ScheduledExecution execution) {
+            runs.add("stage@" + execution.getScheduledFireTime().toEpochMilli());
+            return CompletableFuture.completedFuture("ran");
+        }
+
+        @Locked(value = "tick:busy", onBusy = OnBusy.SKIP)
+        public void busy(ScheduledExecution execution) {
+            runs.add("busy@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked(value = "tick:untracked", onBusy = OnBusy.SKIP)
+        public void untracked() {
+            runs.add("untracked");
+        }
+
+        /** Never fires during the test; only its build-time warning matters. */
+        @Scheduled(every = "1h", delayed = "1h")
+        @Locked(value = "tick:untracked-schedule", onBusy = OnBusy.SKIP)
+        void untrackedSchedule() {
+            runs.add("untracked-schedule");
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.quarkiverse.mysqllock.deployment.operability;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkus.builder.BuildChainBuilder;
+import io.quarkus.builder.BuildContext;
+import io.quarkus.builder.BuildStep;
+import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.RuntimeInitializedClassBuildItem;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * What a native image needs, checked at the build-step level (no GraalVM here): the lock table's DDL is a native
+ * resource, and the extension's own classes need neither reflection nor run-time class initialisation (Gizmo-generated
+ * name resolvers instead of reflection, every engine created at run time): the only registrations of its classes
+ * are the ones Quarkus makes for its config mappings and ArC for the interceptor binding.
+ */
+class NativeRegistrationsTest {
+
+    static final String RESULT = "mysql-lock.native-registrations";
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app().addBuildChainCustomizer(inspect());
+
+    static Consumer<BuildChainBuilder> inspect() {
+        return chain -> chain.addBuildStep(new BuildStep() {
+            @Override
+            public void execute(BuildContext context) {
+                List<NativeImageResourceBuildItem> resources = context.consumeMulti(NativeImageResourceBuildItem.class);
+                boolean ddl = resources.stream().anyMatch(r -> r.getResources().contains(LockTable.DDL_RESOURCE));
+                String reflective = context.consumeMulti(ReflectiveClassBuildItem.class).stream()
+                        .flatMap(r -> r.getClassNames().stream()).filter(c -> c.startsWith("io.quarkiverse.mysqllock"))
+                        .sorted().distinct().collect(java.util.stream.Collectors.joining(" "));
+                long runtimeInit = context.consumeMulti(RuntimeInitializedClassBuildItem.class).stream()
+                        .filter(r -> r.getClassName().startsWith("io.quarkiverse.mysqllock")).count();
+                // a system property: the test method runs in another class loader than this build step
+                System.setProperty(RESULT, "ddl=" + ddl + ",reflective=" + reflective + ",runtimeInit=" + runtimeInit);
+                context.produce(new io.quarkus.deployment.builditem.FeatureBuildItem("native-registrations-check"));
+            }
+        }).consumes(NativeImageResourceBuildItem.class).consumes(ReflectiveClassBuildItem.class)
+                .consumes(RuntimeInitializedClassBuildItem.class)
+                .produces(io.quarkus.deployment.builditem.FeatureBuildItem.class).build();
+    }
+
+    @Test
+    void theDdlIsANativeResourceAndOnlyQuarkusRegistersReflection() {
+        String[] result = System.getProperty(RESULT).split(",");
+        assertThat(result[0]).isEqualTo("ddl=true");
+        assertThat(result[2]).isEqualTo("runtimeInit=0");
+        // Quarkus itself registers the config mappings (and their enums) and ArC the interceptor binding; the
+        // extension's code reflects on nothing, so it registers nothing of its own.
+        assertThat(result[1].substring("reflective=".length()).split(" "))
+                .allMatch(c -> c.startsWith("io.quarkiverse.mysqllock.runtime.MySqlLock") && c.contains("Config")
+                        || c.equals("io.quarkiverse.mysqllock.Locked"))
+                .contains("io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig$$CMImpl");
+    }
+}

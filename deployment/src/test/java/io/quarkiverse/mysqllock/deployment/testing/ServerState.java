@@ -1,0 +1,84 @@
+package io.quarkiverse.mysqllock.deployment.testing;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.Optional;
+
+import io.quarkiverse.mysqllock.test.TestDatabase;
+
+/** What the server itself says, read on a connection of its own. */
+public final class ServerState {
+
+    private ServerState() {
+    }
+
+    /** The session holding a named lock, by its server name. */
+    public static Optional<Long> holder(String serverName) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            ResultSet rs = statement.executeQuery();
+            rs.next();
+            long id = rs.getLong(1);
+            return rs.wasNull() ? Optional.empty() : Optional.of(id);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * The client port a server with privilege checks on sees for a session: with a proxy in between, the proxy's end of
+     * that connection.
+     */
+    public static int clientPort(TestDatabase server, long connectionId) {
+        String host;
+        try (Connection connection = server.connect();
+                PreparedStatement statement = connection.prepareStatement("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?")) {
+            statement.setLong(1, connectionId);
+            ResultSet rs = statement.executeQuery();
+            host = rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+        if (host == null || host.lastIndexOf(':') < 0) {
+            throw new IllegalStateException("Session " + connectionId + " shows no client port: " + host);
+        }
+        return Integer.parseInt(host.substring(host.lastIndexOf(':') + 1));
+    }
+
+    /** How many sessions are inside a GET_LOCK wait now. */
+    public static long waitingInGetLock() {
+        return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'");
+    }
+
+    public static String queryString(String sql, Object... args) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            ResultSet rs = statement.executeQuery();
+            return rs.next() ? rs.getString(1) : null;
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static int update(String sql, Object... args) {
+        try (Connection connection = TestDatabase.shared().connect();
+                PreparedStatement statement = connection.prepareStatement(sql)) {
+            for (int i = 0; i < args.length; i++) {
+                statement.setObject(i + 1, args[i]);
+            }
+            return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static long queryLong(String sql, Object... args) {
+        return TestDatabase.shared().queryLong(sql, args);
+    }
+}

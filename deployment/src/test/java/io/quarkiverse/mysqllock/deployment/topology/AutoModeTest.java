@@ -1,0 +1,44 @@
+package io.quarkiverse.mysqllock.deployment.topology;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.jboss.logmanager.ExtLogRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** quarkus.mysql-lock.replication=true makes AUTO choose LEASE without asking the server, and says why, once. */
+class AutoModeTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app()
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.replication", "true")
+            .setLogRecordPredicate(r -> r.getMessage() != null && r.getMessage().contains("Distributed locks"))
+            .assertLogRecords(records -> {
+                assertThat(records).hasSize(1);
+                assertThat(((ExtLogRecord) records.get(0)).getFormattedMessage())
+                        .contains("LEASE engine").contains("quarkus.mysql-lock.replication=true");
+            });
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void leaseIsChosen() {
+        assertThat(locks.mode()).isEqualTo(LockMode.LEASE);
+        try (LockHandle handle = locks.acquire("auto:lease", Duration.ZERO)) {
+            assertThat(ServerState.queryString("SELECT owner FROM mysql_lock WHERE name = 'auto:lease'")).isNotNull();
+            assertThat(ServerState.holder("auto:lease")).isEmpty(); // no named lock
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.quarkiverse.mysqllock.runtime.engine;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+
+/** What the manager and the {@code @Locked} interceptor need of a handle beyond the public API. */
+public interface ControlledHandle extends LockHandle {
+
+    /**
+     * Releases this hold and says whether the lock was lost while it was held: the loss found by the release itself
+     * included (a session killed, a lease taken over since the last check). Null if it was held throughout, as far as
+     * this instance can tell.
+     */
+    LockLostException releaseReportingLoss();
+
+    /** How the lock was lost, or null if it was not (as far as this instance knows without a statement). */
+    LockLostException loss();
+
+    /**
+     * This hold no longer belongs to the calling thread's own call (its release comes later, or another thread took
+     * it over): the thread cannot nest onto it anymore.
+     */
+    void detach();
+
+    /**
+     * Ends this hold as {@link #release()} does, telling its holders first that the lock is lost (reason
+     * {@code CANCELLED}, with the message {@code why} completes): an asynchronous hold whose subscription was cancelled
+     * after the handle was delivered, which may have been dropped on its way.
+     */
+    void abandon(String why);
+
+    /** A loss to throw to the caller of an action that ran under the lock: the cause's reason, this call's stack. */
+    static LockLostException lostDuring(String what, LockLostException cause) {
+        return new LockLostException(cause.lockName(), cause.reason(), "Lock '" + cause.lockName() + "' was lost while "
+                + what + " ran under it, so it may not have run exclusively: " + cause.getMessage(), cause);
+    }
+}

@@ -1,0 +1,94 @@
+package io.quarkiverse.mysqllock.runtime.engine;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+import io.quarkiverse.mysqllock.LockLostException;
+
+/**
+ * A lock an engine holds for this instance, shared by the nested holds of its owner thread. Each engine guards its
+ * hold count; {@link #lost} and {@link #released} may be read by any thread.
+ * <p>
+ * Re-entrancy is for the thread whose own call holds the lock: the owner is the thread of the holds that are still
+ * attached to their calls ({@link LockHold#detach()}), and there is none once every such hold was released or
+ * detached (a late release, a handle another thread took over), so that no call nests onto a hold it does not own.
+ */
+public abstract class HeldLock {
+
+    public final String name;
+    public final String serverName;
+    public final Instant since;
+    /** Guarded by this. */
+    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
+    /** The thread whose own call holds the lock, while it has attached holds; guarded by this. */
+    private Thread owner;
+    /** How many holds are attached to {@link #owner}'s calls; guarded by this. */
+    private int ownerHolds;
+
+    /** Set once, when the lock is no longer held for us. */
+    public volatile LockLostException lost;
+    /** Set once, when the last hold was released. */
+    public volatile boolean released;
+
+    protected HeldLock(String name, String serverName, Instant since) {
+        this.name = name;
+        this.serverName = serverName;
+        this.since = since;
+    }
+
+    public boolean isHeld() {
+        return lost == null && !released;
+    }
+
+    /** The thread that may nest onto this lock now, or null (an asynchronous hold, or one no call owns anymore). */
+    public synchronized Thread owner() {
+        return owner;
+    }
+
+    /** Whether {@code thread} (non-null) may nest onto this lock. */
+    public synchronized boolean ownedBy(Thread thread) {
+        return thread != null && owner == thread;
+    }
+
+    /** A hold of {@code thread}'s own call begins. */
+    synchronized void attach(Thread thread) {
+        owner = thread;
+        ownerHolds++;
+    }
+
+    /** A hold of the owner's call was released, or no longer belongs to the call. */
+    synchronized void detachOne() {
+        if (ownerHolds > 0 && --ownerHolds == 0) {
+            owner = null;
+        }
+    }
+
+    /** Registers a listener; returns false if the lock is already lost (the caller then calls it itself). */
+    synchronized boolean addListener(Consumer<LockLostException> listener) {
+        if (lost != null) {
+            return false;
+        }
+        listeners.add(listener);
+        return true;
+    }
+
+    /**
+     * Marks the lock lost; returns the listeners to notify, each exactly once.
+     *
+     * @param atRelease the release itself found the lock gone: it was lost while held, and is reported even though
+     *        the last hold has just been released
+     */
+    synchronized List<Consumer<LockLostException>> markLost(LockLostException cause, boolean atRelease) {
+        // Atomic: the watchdog, the keepalive and a release can find the loss at the same moment (the fault suite saw
+        // it after SIGCONT); the one that sets it, and only that one, notifies every listener.
+        if (lost != null || (released && !atRelease)) {
+            return List.of();
+        }
+        lost = cause;
+        List<Consumer<LockLostException>> toNotify = List.copyOf(listeners);
+        listeners.clear();
+        return toNotify;
+    }
+}

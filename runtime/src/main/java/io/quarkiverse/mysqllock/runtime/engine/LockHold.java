@@ -1,0 +1,120 @@
+package io.quarkiverse.mysqllock.runtime.engine;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+
+/**
+ * One hold of a lock: each acquisition, nested or not, gets its own handle to release once. A hold taken by a thread
+ * for itself belongs to that thread's call until it is released or detached; another thread using the handle detaches
+ * it, since the handle then serves that thread's work.
+ */
+public final class LockHold<L extends HeldLock> implements ControlledHandle {
+
+    private final L lock;
+    private final HoldEngine<L> engine;
+    private final AtomicBoolean released = new AtomicBoolean();
+    /** The thread whose own call this hold is, until detached. */
+    private final AtomicReference<Thread> call;
+
+    /** @param owner the thread whose own call takes this hold (it may nest onto it), or null for an asynchronous one */
+    public LockHold(L lock, HoldEngine<L> engine, Thread owner) {
+        this.lock = lock;
+        this.engine = engine;
+        this.call = new AtomicReference<>(owner);
+        if (owner != null) {
+            lock.attach(owner);
+        }
+    }
+
+    @Override
+    public String name() {
+        return lock.name;
+    }
+
+    @Override
+    public long fencingToken() {
+        usedBy(Thread.currentThread());
+        if (released.get()) {
+            throw new IllegalStateException("Lock '" + lock.name + "' was released: its fencing token is no longer valid");
+        }
+        LockLostException lost = lock.lost;
+        if (lost != null) {
+            throw new LockLostException(lock.name, lost.reason(),
+                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lost);
+        }
+        return engine.fencingToken(lock);
+    }
+
+    @Override
+    public boolean isValid() {
+        usedBy(Thread.currentThread());
+        return !released.get() && engine.isValid(lock);
+    }
+
+    @Override
+    public LockHandle onLost(Consumer<LockLostException> listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("onLost listener must not be null");
+        }
+        usedBy(Thread.currentThread());
+        if (!lock.addListener(listener)) {
+            listener.accept(lock.lost);
+        }
+        return this;
+    }
+
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            detach();
+            engine.release(lock);
+        }
+    }
+
+    @Override
+    public void abandon(String why) {
+        if (released.compareAndSet(false, true)) {
+            detach();
+            engine.abandon(lock, "Lock '" + lock.name + "' was released: " + why);
+        }
+    }
+
+    @Override
+    public LockLostException releaseReportingLoss() {
+        release();
+        return lock.lost;
+    }
+
+    @Override
+    public LockLostException loss() {
+        return engine.isValid(lock) ? null : lock.lost;
+    }
+
+    @Override
+    public void detach() {
+        if (call.getAndSet(null) != null) {
+            lock.detachOne();
+        }
+    }
+
+    private void usedBy(Thread thread) {
+        Thread owner = call.get();
+        if (owner != null && owner != thread) {
+            detach();
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    @Override
+    public String toString() {
+        return "LockHandle[" + lock.name + (released.get() ? ", released" : lock.lost != null ? ", lost" : ", held") + "]";
+    }
+}

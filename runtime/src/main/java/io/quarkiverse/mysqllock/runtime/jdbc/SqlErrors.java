@@ -1,0 +1,73 @@
+package io.quarkiverse.mysqllock.runtime.jdbc;
+
+import java.sql.SQLException;
+
+/** The server error codes this extension reacts to. */
+public final class SqlErrors {
+
+    /** MariaDB's deadlock error, also used for named-lock deadlocks (SQLSTATE 40001). */
+    static final int ER_LOCK_DEADLOCK = 1213;
+    /** MySQL's named-lock deadlock error. */
+    static final int ER_USER_LOCK_DEADLOCK = 3058;
+    static final int ER_NO_SUCH_TABLE = 1146;
+    static final int ER_DUP_ENTRY = 1062;
+    static final int ER_SP_DOES_NOT_EXIST = 1305;
+    public static final int ER_LOCK_WAIT_TIMEOUT = 1205;
+    /** {@code --read-only} or {@code --super-read-only} refused the statement. */
+    static final int ER_OPTION_PREVENTS_STATEMENT = 1290;
+    /** MySQL's InnoDB read-only mode. */
+    static final int ER_READ_ONLY_MODE = 1836;
+
+    private SqlErrors() {
+    }
+
+    public static boolean isDeadlock(SQLException e) {
+        return e.getErrorCode() == ER_LOCK_DEADLOCK || e.getErrorCode() == ER_USER_LOCK_DEADLOCK;
+    }
+
+    /** A row lock was not granted within the lock wait time-out; the statement (only) was rolled back. */
+    public static boolean isLockWaitTimeout(SQLException e) {
+        return e.getErrorCode() == ER_LOCK_WAIT_TIMEOUT;
+    }
+
+    /**
+     * The server refuses writes: it is read-only, as a replica is, or a primary demoted by a failover whose clients
+     * still reach it through connections opened before.
+     */
+    public static boolean isReadOnly(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && (sql.getErrorCode() == ER_OPTION_PREVENTS_STATEMENT
+                    || sql.getErrorCode() == ER_READ_ONLY_MODE)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    public static boolean isDuplicateKey(SQLException e) {
+        return e.getErrorCode() == ER_DUP_ENTRY;
+    }
+
+    public static boolean isMissingTable(SQLException e) {
+        return e.getErrorCode() == ER_NO_SUCH_TABLE;
+    }
+
+    public static boolean isMissingFunction(SQLException e) {
+        return e.getErrorCode() == ER_SP_DOES_NOT_EXIST;
+    }
+
+    /** The connection itself failed (SQLSTATE class 08): the session, and every named lock of it, is gone. */
+    public static boolean isConnectionFailure(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && sql.getSQLState() != null && sql.getSQLState().startsWith("08")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A one-line description for messages: the driver's message with the server's error code and SQL state. */
+    public static String describe(SQLException e) {
+        return e.getMessage() + " (error " + e.getErrorCode() + ", SQLSTATE " + e.getSQLState() + ")";
+    }
+}

@@ -1,0 +1,142 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+
+/**
+ * The server-clock check: the database servers' clocks alone time leases, so a server whose clock runs ahead of the
+ * others by more than max-clock-skew is logged (every 10 s, from the watchdog), and the health check also reports a
+ * server clock that did not advance like this instance's monotonic clock.
+ */
+final class ClockCheck {
+
+    private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
+    private static final long SKEW_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final ConnectionSource connections;
+    private final LeaseStatements statements;
+    private final long ttlNanos;
+    private final long lossMarginNanos;
+    /** quarkus.mysql-lock.lease.max-clock-skew. */
+    private final long maxClockSkewNanos;
+    private volatile long lastSkewCheckNanos = System.nanoTime() - SKEW_CHECK_NANOS;
+    /** The last reading of how far ahead of this server another one's clock was seen, beyond max-clock-skew; or 0. */
+    private volatile long skewBeyondBoundMicros;
+
+    /** A server clock reading and the local monotonic time it was taken at. */
+    private record ClockSample(long serverMicros, long localNanos) {
+    }
+
+    private volatile ClockSample lastClockSample;
+
+    ClockCheck(ConnectionSource connections, LeaseStatements statements, long ttlNanos, long lossMarginNanos,
+            long maxClockSkewNanos) {
+        this.connections = connections;
+        this.statements = statements;
+        this.ttlNanos = ttlNanos;
+        this.lossMarginNanos = lossMarginNanos;
+        this.maxClockSkewNanos = maxClockSkewNanos;
+    }
+
+    /**
+     * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
+     * clock since the previous check (a clock step would end leases early or late).
+     *
+     * @param leasesHeldHere how many leases this instance holds, for the figures
+     */
+    EngineHealth health(IntSupplier leasesHeldHere) {
+        Map<String, Object> data = new LinkedHashMap<>();
+        long sent = System.nanoTime();
+        long[] reading;
+        try {
+            reading = connections.query("(health)", "check the lock database", raw -> {
+                long[] state = statements.serverTimeAndLeases(raw);
+                long answeredAt = System.nanoTime();
+                // the clock check on the same connection, after the round trip was measured
+                return new long[] { state[0], state[1], answeredAt, statements.clockAheadMicros(raw) };
+            });
+        } catch (RuntimeException e) {
+            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
+        }
+        long received = reading[2];
+        long aheadMicros = reading[3];
+        noteClockAhead(aheadMicros);
+        long roundTripMicros = TimeUnit.NANOSECONDS.toMicros(received - sent);
+        data.put("database round trip ms", roundTripMicros / 1000);
+        data.put("leases held (all instances)", reading[1]);
+        data.put("leases held by this instance", leasesHeldHere.getAsInt());
+        data.put("server clock minus this instance's clock ms",
+                (reading[0] - LeaseStatements.micros(Instant.now())) / 1000);
+        data.put("latest take ahead of this server's clock ms", Math.max(0, aheadMicros) / 1000);
+        if (aheadMicros > TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos)) {
+            return EngineHealth.down(skewProblem(aheadMicros), data);
+        }
+        ClockSample previous = lastClockSample;
+        ClockSample sample = new ClockSample(reading[0], sent);
+        lastClockSample = sample;
+        if (previous != null) {
+            long localMicros = TimeUnit.NANOSECONDS.toMicros(sample.localNanos() - previous.localNanos());
+            long drift = (sample.serverMicros() - previous.serverMicros()) - localMicros;
+            // slack: this check's round trip, the loss margin, and 1,000 ppm of rate difference (NTP slews at 500)
+            long allowed = roundTripMicros + TimeUnit.NANOSECONDS.toMicros(lossMarginNanos) + localMicros / 1000;
+            data.put("server clock drift since the previous check ms", drift / 1000);
+            if (Math.abs(drift) > allowed) {
+                return EngineHealth.down("the server clock " + (drift > 0 ? "jumped forward" : "went back") + " by "
+                        + Math.abs(drift) / 1000 + " ms relative to this instance's clock since the previous check, "
+                        + localMicros / 1000 + " ms ago: leases (ttl " + TimeUnit.NANOSECONDS.toMillis(ttlNanos)
+                        + " ms) may end early or late. Check the database server's time synchronisation", data);
+            }
+        }
+        return EngineHealth.up(data);
+    }
+
+    /** Checks the servers' clocks if the last check is 10 s old. Never throws. */
+    void checkIfDue() {
+        if (System.nanoTime() - lastSkewCheckNanos >= SKEW_CHECK_NANOS) {
+            lastSkewCheckNanos = System.nanoTime();
+            try {
+                connections.query("(clock check)", "check the database servers' clocks", raw -> {
+                    noteClockAhead(statements.clockAheadMicros(raw));
+                    return null;
+                });
+            } catch (RuntimeException e) {
+                LOG.debugf("Checking the servers' clocks failed: %s", e.getMessage());
+            }
+        }
+    }
+
+    /** Logs a clock seen ahead by more than max-clock-skew, once per episode, and when it is back within. */
+    private void noteClockAhead(long aheadMicros) {
+        long boundMicros = TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos);
+        long previous = skewBeyondBoundMicros;
+        LOG.debugf("Latest take in the lock table: %d ms in this server's future (max-clock-skew %d ms)",
+                aheadMicros / 1000, boundMicros / 1000);
+        if (aheadMicros > boundMicros) {
+            skewBeyondBoundMicros = aheadMicros;
+            if (previous == 0) {
+                LOG.warnf("%s", skewProblem(aheadMicros));
+            }
+        } else if (previous != 0) {
+            skewBeyondBoundMicros = 0;
+            LOG.infof("No lock-table row lies further in the future than quarkus.mysql-lock.lease.max-clock-skew=%d ms"
+                    + " any more", TimeUnit.NANOSECONDS.toMillis(maxClockSkewNanos));
+        }
+    }
+
+    private String skewProblem(long aheadMicros) {
+        return "a database server's clock runs ahead of this one's by at least " + aheadMicros / 1000 + " ms (a lease"
+                + " taken there lies in this server's future), more than quarkus.mysql-lock.lease.max-clock-skew="
+                + TimeUnit.NANOSECONDS.toMillis(maxClockSkewNanos) + "ms: a server ahead can grant a lease its holder"
+                + " still believes it holds. Synchronise the servers' clocks (NTP), or raise max-clock-skew (and the"
+                + " ttl)";
+    }
+}

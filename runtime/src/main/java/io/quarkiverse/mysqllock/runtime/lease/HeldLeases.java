@@ -1,0 +1,119 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+
+/**
+ * The leases this instance holds, by server name, and the in-JVM gates in front of them. A lease counts as lost as
+ * soon as it may have ended on the server ({@link #overdue}); a lost lease leaves at once and opens its gate.
+ */
+final class HeldLeases {
+
+    private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
+    private final LocalGate.Gates gates = new LocalGate.Gates();
+    private final LossNotifier notifier;
+    private final long ttlNanos;
+    /**
+     * A lease counts as lost this long before its confirmed end: the expiry check runs twice within it, so the holder is
+     * told before the server lets another instance take the lease.
+     */
+    private final long lossMarginNanos;
+    /** quarkus.mysql-lock.lease.max-clock-skew. */
+    private final long maxClockSkewNanos;
+
+    HeldLeases(LossNotifier notifier, long ttlNanos, long lossMarginNanos, long maxClockSkewNanos) {
+        this.notifier = notifier;
+        this.ttlNanos = ttlNanos;
+        this.lossMarginNanos = lossMarginNanos;
+        this.maxClockSkewNanos = maxClockSkewNanos;
+    }
+
+    Lease get(String serverName) {
+        return local.get(serverName);
+    }
+
+    void put(String serverName, Lease lease) {
+        local.put(serverName, lease);
+    }
+
+    /** Removes the lease, if it is still the one held under its name. */
+    void remove(Lease lease) {
+        local.remove(lease.serverName, lease);
+    }
+
+    /** The leases held, a live view. */
+    Collection<Lease> all() {
+        return local.values();
+    }
+
+    int size() {
+        return local.size();
+    }
+
+    LocalGate enterGate(String serverName) {
+        return gates.enter(serverName);
+    }
+
+    void leaveGate(String serverName, LocalGate gate) {
+        gates.leave(serverName, gate);
+    }
+
+    /** In-JVM gates in use: a measure of leaks for tests. */
+    int gatesInUse() {
+        return gates.size();
+    }
+
+    void openGate(Lease lease) {
+        if (lease.gateOpened.compareAndSet(false, true)) {
+            lease.gate.open();
+            gates.leave(lease.serverName, lease.gate);
+        }
+    }
+
+    void lose(Lease lease, LockLostException.Reason reason, String message, Throwable cause) {
+        notifier.lose(lease, reason, message, cause);
+        local.remove(lease.serverName, lease);
+        // Other threads of this instance may now compete for the name.
+        openGate(lease);
+    }
+
+    /** Every lease held is lost: the fleet may have moved to named locks, which leases do not exclude. */
+    void loseAll(String why) {
+        for (Lease lease : List.copyOf(local.values())) {
+            if (lease.isHeld()) {
+                lose(lease, LockLostException.Reason.MEMBERSHIP_LOST, "Lease '" + lease.name + "' was lost: " + why, null);
+            }
+        }
+    }
+
+    /**
+     * Whether the lease may have ended, or be taken by a server whose clock is up to max-clock-skew ahead of the one
+     * that renewed it.
+     */
+    boolean overdue(Lease lease, long now) {
+        return now - (lease.confirmedUntilNanos - lossMarginNanos - maxClockSkewNanos) >= 0;
+    }
+
+    void expire(Lease lease) {
+        lose(lease, LockLostException.Reason.LEASE_EXPIRED, lease.renewable
+                ? "Lease '" + lease.name + "' was lost: it could not be renewed before it expired (ttl "
+                        + TimeUnit.NANOSECONDS.toMillis(ttlNanos) + " ms)"
+                : "Lease '" + lease.name + "' expired: it reached its atMostFor cap", null);
+    }
+
+    /** Who holds the name in this instance, for a busy message. */
+    String describeLocal(String serverName) {
+        Lease lease = local.get(serverName);
+        return lease == null ? "another thread of this instance" : describe(lease);
+    }
+
+    static String describe(Lease lease) {
+        Thread owner = lease.owner();
+        return lease.ownerToken + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
+    }
+}

@@ -1,0 +1,184 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+
+/**
+ * The renewal watchdog: renews every lease this instance holds, and its membership of its fleet, in a few statements
+ * per period; more often, and by the local clock alone, it reports lost each lease that cannot be confirmed before it
+ * may have expired.
+ */
+final class RenewalWatchdog {
+
+    private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
+    /** Leases renewed per statement; 10,000 leases take 5 statements. */
+    static final int RENEW_CHUNK = 2000;
+
+    private final ConnectionSource connections;
+    private final LeaseStatements statements;
+    private final HeldLeases held;
+    private final Membership membership;
+    private final ClockCheck clock;
+    private final LockMetrics metrics;
+    private final long ttlNanos;
+    private final ScheduledExecutorService watchdog;
+
+    /** Starts the watchdog: a renewal every {@code renewIntervalNanos}, the expiry check twice per loss margin. */
+    RenewalWatchdog(ConnectionSource connections, LeaseStatements statements, HeldLeases held, Membership membership,
+            ClockCheck clock, LockMetrics metrics, long ttlNanos, long renewIntervalNanos, long lossMarginNanos) {
+        this.connections = connections;
+        this.statements = statements;
+        this.held = held;
+        this.membership = membership;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.ttlNanos = ttlNanos;
+        // Two threads: a renewal stuck on a stalled network must not keep the expiry check from telling holders.
+        this.watchdog = Executors.newScheduledThreadPool(2, ConnectionSource.daemonThreads("mysql-lock-renew-"));
+        long period = renewIntervalNanos;
+        watchdog.scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+        long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
+        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkPeriod, checkPeriod, TimeUnit.NANOSECONDS);
+    }
+
+    void shutdownNow() {
+        watchdog.shutdownNow();
+    }
+
+    /** Reports the leases that may expire before another renewal could confirm them. Never blocks on the database. */
+    private void expireOverdue() {
+        membership.checkLapse();
+        long now = System.nanoTime();
+        for (Lease lease : held.all()) {
+            if (lease.isHeld() && held.overdue(lease, now)) {
+                held.expire(lease);
+            }
+        }
+    }
+
+    private void renewAll() {
+        expireOverdue();
+        membership.renew();
+        List<Lease> leases = new ArrayList<>();
+        for (Lease lease : held.all()) {
+            if (lease.isHeld() && lease.renewable) {
+                leases.add(lease);
+            }
+        }
+        for (int from = 0; from < leases.size(); from += RENEW_CHUNK) {
+            renew(leases.subList(from, Math.min(leases.size(), from + RENEW_CHUNK)));
+        }
+        clock.checkIfDue();
+    }
+
+    /**
+     * Renews leases, on a connection of its own, replacing it once if it died or reached a read-only server (a
+     * failover moves the pool to the new primary, where the leases are).
+     */
+    private void renew(List<Lease> leases) {
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            ConnectionSource.Borrowed borrowed = null;
+            try {
+                borrowed = connections.borrowForStatements("(renewal)", 0);
+                Connection raw = borrowed.raw();
+                // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
+                SessionSettings.bound(raw, TimeUnit.NANOSECONDS.toMillis(ttlNanos));
+                renewWithoutRowWaits(raw, connections.server(raw), leases);
+                connections.giveBack(borrowed);
+                return;
+            } catch (SQLException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                }
+                boolean readOnly = SqlErrors.isReadOnly(e);
+                if (readOnly) {
+                    connections.readOnlyFound("renewal of " + leases.size() + " lease(s)");
+                }
+                if (attempt == 1 && (readOnly || SqlErrors.isConnectionFailure(e))) {
+                    continue;
+                }
+                LOG.warnf("Renewing %d lease(s) failed, retrying next period; each is reported lost once it may have"
+                        + " expired: %s", leases.size(), SqlErrors.describe(e));
+            } catch (RuntimeException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                }
+                LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
+            }
+            return;
+        }
+    }
+
+    /**
+     * Renews leases in one statement that waits for no row lock. A row a transaction holds (acquireForTransaction on a
+     * leased name, a locking read of the fence) fails the statement at once, and then each half is renewed on its own:
+     * the held row costs its own lease only, never the others of the batch.
+     */
+    private void renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases) throws SQLException {
+        SessionSettings.withoutRowWaits(raw, server, prefix -> {
+            renewSplitting(raw, prefix, leases);
+            return null;
+        });
+    }
+
+    private void renewSplitting(Connection raw, String prefix, List<Lease> leases) throws SQLException {
+        long sentAt = System.nanoTime();
+        int renewed;
+        try {
+            renewed = statements.renew(raw, prefix, leases);
+        } catch (SQLException e) {
+            if (!SqlErrors.isLockWaitTimeout(e)) {
+                throw e;
+            }
+            if (leases.size() == 1) {
+                LOG.debugf("Lease '%s' is locked by a transaction and was not renewed", leases.get(0).name);
+                return;
+            }
+            int half = leases.size() / 2;
+            renewSplitting(raw, prefix, leases.subList(0, half));
+            renewSplitting(raw, prefix, leases.subList(half, leases.size()));
+            return;
+        }
+        metrics.renewed(renewed);
+        if (renewed == leases.size()) {
+            for (Lease lease : leases) {
+                lease.confirmedUntilNanos = sentAt + ttlNanos;
+            }
+        } else {
+            sortOut(raw, leases, sentAt);
+        }
+    }
+
+    /** Some leases were not renewed: find out which, and why. */
+    private void sortOut(Connection raw, List<Lease> leases, long sentAt) throws SQLException {
+        LeaseStatements.Rows rows = statements.rows(raw, leases);
+        for (Lease lease : leases) {
+            String owner = rows.owners().get(lease.serverName);
+            if (lease.ownerToken.equals(owner) && Boolean.TRUE.equals(rows.valid().get(lease.serverName))) {
+                lease.confirmedUntilNanos = sentAt + ttlNanos;
+            } else if (owner != null && !lease.ownerToken.equals(owner)) {
+                held.lose(lease, LockLostException.Reason.NOT_HELD,
+                        "Lease '" + lease.name + "' was lost: it expired and " + owner + " took it over", null);
+            } else {
+                held.lose(lease, LockLostException.Reason.LEASE_EXPIRED,
+                        "Lease '" + lease.name + "' was lost: it expired before it could be renewed", null);
+            }
+        }
+    }
+}

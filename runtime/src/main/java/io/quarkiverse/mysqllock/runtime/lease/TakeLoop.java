@@ -1,0 +1,164 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+
+/**
+ * The take loop: for the thread that passed a name's in-JVM gate, tries to take the lease on the server until its
+ * deadline, with jittered backoff, and only while this instance's membership of its fleet is confirmed. It seeds the
+ * name's row once, and replaces dead or read-only pooled connections.
+ */
+final class TakeLoop {
+
+    private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
+    private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+    private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
+    /** How often an acquisition whose wait is over looks again at a row that was only locked. */
+    private static final int ROW_LOCK_RETRIES = 3;
+
+    private final ConnectionSource connections;
+    private final LeaseStatements statements;
+    private final Membership membership;
+    private final String identity;
+    private final long ttlNanos;
+    private final long maxBackoffNanos;
+
+    TakeLoop(ConnectionSource connections, LeaseStatements statements, Membership membership, String identity,
+            long ttlNanos) {
+        this.connections = connections;
+        this.statements = statements;
+        this.membership = membership;
+        this.identity = identity;
+        this.ttlNanos = ttlNanos;
+        this.maxBackoffNanos = Math.min(MAX_BACKOFF_NANOS, ttlNanos / 4);
+    }
+
+    /**
+     * The lease taken, or null if it stayed busy until the deadline and {@code throwIfBusy} is false.
+     *
+     * @throws LockNotAcquiredException if busy and {@code throwIfBusy}, and for every other failure
+     */
+    Lease take(String name, String serverName, LocalGate gate, long start, long deadline, boolean throwIfBusy,
+            long leaseCapNanos) throws InterruptedException {
+        long leaseNanos = leaseCapNanos > 0 ? leaseCapNanos : ttlNanos;
+        String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
+        attempts: for (int attempt = 1;; attempt++) {
+            // Confirmed before a connection is borrowed: a renewal of the membership needs one of its own, and
+            // acquisitions holding every connection of the pool while they wait for it would starve it.
+            membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
+            ConnectionSource.Borrowed borrowed = null;
+            try {
+                borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
+                Connection raw = borrowed.raw();
+                boolean seeded = false;
+                boolean rowLocked = false;
+                int rowLockRetries = 0;
+                long backoff = FIRST_BACKOFF_NANOS;
+                ServerVersion server = connections.server(raw);
+                while (true) {
+                    if (!membership.confirmed(System.nanoTime())) {
+                        attempt--; // not a dead connection: confirm again with this one given back
+                        continue attempts;
+                    }
+                    long sentAt = System.nanoTime();
+                    long fence;
+                    try {
+                        fence = statements.take(raw, server, serverName, ownerToken, leaseNanos);
+                    } catch (SQLException e) {
+                        if (!SqlErrors.isLockWaitTimeout(e)) {
+                            throw e;
+                        }
+                        // A transaction holds the row (acquireForTransaction, a locking read of the fence), or the next
+                        // one, which a take of a name without a row also locks (a renewal of other leases, for a moment):
+                        // busy for now; the row may still be missing.
+                        fence = 0;
+                        rowLocked = true;
+                    }
+                    if (fence > 0) {
+                        return new Lease(name, serverName, Instant.now(), ownerToken, fence, gate, leaseCapNanos == 0,
+                                sentAt + leaseNanos);
+                    }
+                    if (!seeded) {
+                        Optional<Boolean> created = statements.seedWithoutRowWaits(raw, server, serverName);
+                        seeded = created.isPresent();
+                        rowLocked |= created.isEmpty();
+                        if (created.orElse(false)) {
+                            continue;
+                        }
+                    }
+                    long remaining = deadline - System.nanoTime();
+                    if (remaining <= 0 && rowLocked && rowLockRetries < ROW_LOCK_RETRIES) {
+                        // A row or gap locked for the moment of another statement (a renewal of other leases) is no
+                        // reason to answer busy: look again, a few milliseconds later.
+                        rowLockRetries++;
+                        rowLocked = false;
+                        TimeUnit.MILLISECONDS.sleep(5);
+                        continue;
+                    }
+                    if (remaining <= 0) {
+                        String holder = throwIfBusy ? statements.holder(raw, serverName) : null;
+                        busy(name, serverName, start, throwIfBusy, holder);
+                        return null;
+                    }
+                    // Full jitter: waiters of several instances spread out instead of polling in step.
+                    long pause = Math.min(remaining, ThreadLocalRandom.current().nextLong(backoff / 2, backoff + 1));
+                    TimeUnit.NANOSECONDS.sleep(pause);
+                    backoff = Math.min(backoff * 2, maxBackoffNanos);
+                }
+            } catch (SQLException e) {
+                if (borrowed != null) {
+                    connections.discard(borrowed.pooled());
+                    borrowed = null;
+                }
+                boolean readOnly = SqlErrors.isReadOnly(e);
+                if (readOnly) {
+                    // A replica, or a primary demoted by a failover: new connections may reach the writable server.
+                    connections.readOnlyFound("lease '" + name + "'");
+                }
+                if ((readOnly || SqlErrors.isConnectionFailure(e)) && attempt < MAX_STALE_CONNECTIONS) {
+                    LOG.debugf(e, "Replacing a dead or read-only pooled connection for lock '%s'", name);
+                    continue;
+                }
+                throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
+                        readOnly ? Reason.READ_ONLY : Reason.DATABASE_ERROR, null, "Lock '" + name + "' was not acquired: "
+                                + (readOnly ? "the lock database is read-only (a replica, or a primary demoted by a"
+                                        + " failover), and new connections still reach a read-only server: " : "")
+                                + SqlErrors.describe(e),
+                        e);
+            } finally {
+                if (borrowed != null) {
+                    connections.giveBack(borrowed);
+                }
+            }
+        }
+    }
+
+    /** Null if {@code throwIfBusy} is false; else throws that the lock is busy. */
+    static ControlledHandle busy(String name, String serverName, long start, boolean throwIfBusy, String holder) {
+        if (!throwIfBusy) {
+            return null;
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
+                + (holder == null ? "another instance" : holder) + "; not acquired within " + waited.toMillis() + " ms",
+                null);
+    }
+}

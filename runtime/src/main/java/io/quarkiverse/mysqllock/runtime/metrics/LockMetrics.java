@@ -1,0 +1,46 @@
+package io.quarkiverse.mysqllock.runtime.metrics;
+
+import java.util.function.IntSupplier;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockMode;
+
+/**
+ * What the engines report for metrics. {@link #NONE} unless Micrometer is present; never tagged with lock names, whose
+ * number is unbounded.
+ */
+public interface LockMetrics {
+
+    LockMetrics NONE = new LockMetrics() {
+    };
+
+    enum Outcome {
+        /** granted */
+        ACQUIRED,
+        /** held by someone else, one attempt (no wait) */
+        BUSY,
+        /** still held by someone else when the wait ended */
+        TIMEOUT,
+        /** deadlock, pool exhausted, database error */
+        ERROR
+    }
+
+    /** An acquisition ended, after waiting this long. */
+    default void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
+    }
+
+    /** A hold ended (released, or lost and then released) after this long. */
+    default void held(LockMode engine, long holdNanos) {
+    }
+
+    default void lost(LockMode engine, LockLostException.Reason cause) {
+    }
+
+    /** A renewal statement renewed this many leases. */
+    default void renewed(int leases) {
+    }
+
+    /** The engine was chosen: gauges of the locks it holds and the connections it keeps out of the pool. */
+    default void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
+    }
+}

@@ -1,0 +1,109 @@
+package io.quarkiverse.mysqllock.runtime.metrics;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+
+/**
+ * An engine that reports every acquisition's outcome and wait, and every hold's length ({@link MeteredHandle}), to
+ * {@link LockMetrics}; everything else goes straight through. Only built when metrics are on.
+ */
+public final class MeteredEngine implements LockEngine {
+
+    private final LockEngine engine;
+    private final LockMetrics metrics;
+    /** The engine in use, or null while it is not chosen yet (the database has not answered). */
+    private final Supplier<LockMode> chosenMode;
+
+    private MeteredEngine(LockEngine engine, LockMetrics metrics, Supplier<LockMode> chosenMode) {
+        this.engine = engine;
+        this.metrics = metrics;
+        this.chosenMode = chosenMode;
+    }
+
+    /** {@code engine} itself when metrics are off. */
+    public static LockEngine of(LockEngine engine, LockMetrics metrics, Supplier<LockMode> chosenMode) {
+        return metrics == LockMetrics.NONE ? engine : new MeteredEngine(engine, metrics, chosenMode);
+    }
+
+    /** The engine this one reports for. */
+    public LockEngine delegate() {
+        return engine;
+    }
+
+    @Override
+    public ControlledHandle acquire(LockRequest request) {
+        long start = System.nanoTime();
+        ControlledHandle handle;
+        try {
+            handle = engine.acquire(request);
+        } catch (LockNotAcquiredException e) {
+            metrics.acquisition(chosenMode.get(), e.reason() != LockNotAcquiredException.Reason.BUSY
+                    ? LockMetrics.Outcome.ERROR
+                    : busy(request.waitNanos()), System.nanoTime() - start);
+            throw e;
+        }
+        long waited = System.nanoTime() - start;
+        LockMode mode = chosenMode.get();
+        if (handle == null) {
+            metrics.acquisition(mode, busy(request.waitNanos()), waited);
+            return null;
+        }
+        metrics.acquisition(mode, LockMetrics.Outcome.ACQUIRED, waited);
+        return new MeteredHandle(handle, metrics, mode);
+    }
+
+    /** Still held elsewhere: after one attempt that is "busy", after a wait a "timeout". */
+    private static LockMetrics.Outcome busy(long waitNanos) {
+        return waitNanos == 0 ? LockMetrics.Outcome.BUSY : LockMetrics.Outcome.TIMEOUT;
+    }
+
+    @Override
+    public boolean isLocked(LockName lock) {
+        return engine.isLocked(lock);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(LockName lock) {
+        return engine.inspect(lock);
+    }
+
+    @Override
+    public List<LockInfo> held() {
+        return engine.held();
+    }
+
+    @Override
+    public List<LockInfo> holders() {
+        return engine.holders();
+    }
+
+    @Override
+    public boolean forceRelease(LockName lock) {
+        return engine.forceRelease(lock);
+    }
+
+    @Override
+    public LockMode mode() {
+        return engine.mode();
+    }
+
+    @Override
+    public EngineHealth health() {
+        return engine.health();
+    }
+
+    @Override
+    public void close() {
+        engine.close();
+    }
+}

@@ -1,0 +1,94 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkus.runtime.BlockingOperationControl;
+
+/**
+ * Issues a named lock's fencing token once, on first demand, from the lock table, and only while the server shows the
+ * lock held by its session; never on the pinned session itself. One issue at a time per lock ({@link
+ * NamedLock#fenceIssue}); the others then read it.
+ */
+final class FenceIssuer {
+
+    private final ConnectionSource connections;
+    private final LockTable table;
+    private final LossNotifier notifier;
+
+    FenceIssuer(ConnectionSource connections, LockTable table, LossNotifier notifier) {
+        this.connections = connections;
+        this.table = table;
+        this.notifier = notifier;
+    }
+
+    /**
+     * Increments the name's fence in the lock table on a pooled connection, then checks there that this lock's
+     * session holds the lock: held then means held since the grant, so the fence was issued while it was held (and is
+     * below every later holder's). Neither statement runs on the pinned session, so a row lock the update waits for (a
+     * transaction holding the row) never holds the session's mutex, and an error of these statements fails this call
+     * alone, not the locks of the session's co-tenants.
+     */
+    long fencingToken(NamedLock lock) {
+        if (lock.lost != null) {
+            throw new LockLostException(lock.name, lock.lost.reason(),
+                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
+        }
+        if (lock.released) {
+            throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
+        }
+        long fence = lock.fence;
+        if (fence != 0) {
+            return fence;
+        }
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            throw new IllegalStateException("The first fencingToken() of lock '" + lock.name + "' reads the"
+                    + " database and was called on an event-loop thread. Call it on a worker thread (for a Uni:"
+                    + " .emitOn(Infrastructure.getDefaultWorkerPool()) first)");
+        }
+        lock.fenceIssue.lock();
+        try {
+            if (lock.fence == 0) {
+                lock.fence = issueFence(lock);
+            }
+            return lock.fence;
+        } finally {
+            lock.fenceIssue.unlock();
+        }
+    }
+
+    private long issueFence(NamedLock lock) {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements(lock.name, 0);
+            Connection raw = borrowed.raw();
+            long fence = table.nextFence(raw, lock.serverName);
+            Long holder = SessionStatements.holderOf(raw, lock.serverName);
+            connections.giveBack(borrowed);
+            if (holder == null || holder != lock.session.connectionId) {
+                LockLostException lost = new LockLostException(lock.name, LockLostException.Reason.NOT_HELD,
+                        "Lock '" + lock.name + "' is lost: while its fencing token was issued, the server showed it "
+                                + (holder == null ? "free" : "held by connection " + holder)
+                                + ", not by this instance's session " + lock.session.connectionId,
+                        null);
+                notifier.lose(lock, lost.reason(), lost.getMessage(), null);
+                throw lost;
+            }
+            return fence;
+        } catch (SQLException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            if (SqlErrors.isReadOnly(e)) {
+                connections.readOnlyFound("fencing token of lock '" + lock.name + "'");
+            }
+            throw new IllegalStateException("Lock '" + lock.name + "': no fencing token could be issued (the lock is"
+                    + " still held): " + SqlErrors.describe(e), e);
+        }
+    }
+}

@@ -1,0 +1,190 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.sql.SQLException;
+import java.time.Instant;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkus.runtime.BlockingOperationControl;
+
+/**
+ * A granted lock's life on its session, under the session's mutex: registered where the in-JVM exclusion sees it,
+ * valid while this instance's membership of its fleet is confirmed, released on the server with its last hold, after
+ * which a thread's own session that holds nothing goes back to the pool.
+ */
+final class Holds {
+
+    private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
+
+    private final ConnectionSource connections;
+    private final SessionStatements statements;
+    private final LossNotifier notifier;
+    /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
+    private final Membership membership;
+    private final ShutdownFlag shutdown;
+    private final HeldNames names;
+    private final SessionLifecycle lifecycle;
+    /** The engine, which the handles made here call back to release their holds ({@link HoldEngine} only). */
+    private final HoldEngine<NamedLock> engine;
+
+    Holds(ConnectionSource connections, SessionStatements statements, LossNotifier notifier, Membership membership,
+            ShutdownFlag shutdown, HeldNames names, SessionLifecycle lifecycle, HoldEngine<NamedLock> engine) {
+        this.connections = connections;
+        this.statements = statements;
+        this.notifier = notifier;
+        this.membership = membership;
+        this.shutdown = shutdown;
+        this.names = names;
+        this.lifecycle = lifecycle;
+        this.engine = engine;
+    }
+
+    /**
+     * Records a lock the server granted on the session; the mutex is held. The grant is void if the session was ended
+     * under the statement (a lapse abandons busy sessions), and is given back if the membership is not confirmed now.
+     */
+    ControlledHandle register(PinnedSession session, String name, String serverName, Thread owner)
+            throws SQLException {
+        NamedLock lock = new NamedLock(name, serverName, session, Instant.now());
+        session.held.put(serverName, lock);
+        names.put(serverName, lock);
+        // Read after the lock is visible: an abandonment either sees the lock (and reports it) or is seen here.
+        if (session.retired) {
+            session.held.remove(serverName, lock);
+            names.remove(serverName, lock);
+            // ended under the statement: the server freed whatever it granted, or will
+            throw new SQLException("The lock connection was ended while its GET_LOCK ran", "08003");
+        }
+        if (shutdown.isClosed()) {
+            releaseLocked(lock);
+            throw new IllegalStateException("The lock manager is shut down");
+        }
+        if (!membership.confirmed(System.nanoTime())) {
+            // The membership lapsed during the wait: the fleet may have moved to leases, which this lock excludes not.
+            releaseLocked(lock);
+            throw new Membership.Unconfirmed();
+        }
+        return new LockHold<>(lock, engine, owner);
+    }
+
+    /** A lock is valid while it is held and this instance's membership of its fleet is confirmed. */
+    boolean isValid(NamedLock lock) {
+        if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
+            notifier.lose(lock, LockLostException.Reason.MEMBERSHIP_LOST,
+                    "Lock '" + lock.name + "' was lost: " + membership.lapseMessage(), null);
+        }
+        return lock.lost == null;
+    }
+
+    /** Ends one hold; the lock is released on the server when its last hold ends. */
+    void release(NamedLock lock) {
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            // Never block an event loop: the handle is already invalid, the server statement follows on a worker.
+            connections.executor().execute(() -> release(lock));
+            return;
+        }
+        PinnedSession session = lock.session;
+        session.mutex.lock();
+        try {
+            if (--lock.holds > 0 || lock.released) {
+                return;
+            }
+            // A lock lost while its session lives on (a lapsed membership) is still held on the server: release it too.
+            if (lock.lost != null && (session.retired || session.held.get(lock.serverName) != lock)) {
+                return;
+            }
+            if (lock.lost == null && membership.lapsed(System.nanoTime())) {
+                // Its lapse is not reported yet: the fleet may have moved to leases while this lock was held.
+                notifier.loseAtRelease(lock, LockLostException.Reason.MEMBERSHIP_LOST, "Lock '" + lock.name
+                        + "' was lost before it was released: " + membership.lapseMessage(), null);
+            }
+            session.lastUsed = System.nanoTime();
+            releaseLocked(lock);
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    void abandon(NamedLock lock, String message) {
+        notifier.lose(lock, LockLostException.Reason.CANCELLED, message, null);
+        release(lock);
+    }
+
+    /** Releases the lock on the server; the session's mutex is held. */
+    private void releaseLocked(NamedLock lock) {
+        PinnedSession session = lock.session;
+        lock.released = true;
+        session.held.remove(lock.serverName);
+        names.remove(lock.serverName, lock);
+        if (session.retired) {
+            if (lock.lost == null) {
+                // Its session was ended without it being told (never expected): the server freed it meanwhile.
+                notifier.loseAtRelease(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name
+                        + "' was lost before it was released: its connection (server session " + session.connectionId
+                        + ") had been ended", null);
+            }
+            return;
+        }
+        // A shared session stays pinned a moment for the next lock; a thread's own goes back with its last lock.
+        boolean last = session.held.isEmpty() && !session.shared;
+        boolean releaseAll = last && lifecycle.releaseAllSupported();
+        SessionStatements.Released released;
+        try {
+            released = release(session, lock, releaseAll);
+        } catch (SQLException e) {
+            if (releaseAll && SqlErrors.isMissingFunction(e)) {
+                lifecycle.releaseAllUnsupported();
+                LOG.warn("The server has no RELEASE_ALL_LOCKS() (MariaDB before 10.5.2): lock connections will be"
+                        + " closed instead of returned to the pool");
+                // Closing the session releases the lock; nothing was lost.
+                lifecycle.failSession(session, e);
+                return;
+            }
+            lifecycle.failSession(session, e);
+            notifier.loseAtRelease(lock, LockLostException.Reason.CONNECTION_LOST, "Lock '" + lock.name
+                    + "' was lost before it was released: its connection (server session " + session.connectionId
+                    + ") failed: " + SqlErrors.describe(e), e);
+            return;
+        }
+        if (!released.released()) {
+            notifier.loseAtRelease(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name
+                    + "' was lost before it was released: the server no longer held it for this instance's session "
+                    + session.connectionId, null);
+        }
+        if (released.others() > 0) {
+            LOG.warnf("The connection of lock '%s' held %d other named lock(s) not taken through LockManager; they were"
+                    + " released before the connection went back to the pool", lock.name, released.others());
+        }
+        if (last) {
+            if (releaseAll) {
+                lifecycle.retire(session);
+            } else {
+                lifecycle.discardLocked(session);
+            }
+        }
+    }
+
+    /**
+     * {@code RELEASE_LOCK}, tried again once after an error that left the session alive (a time limit of the server's):
+     * the lock must not stay held by a session that goes on serving others.
+     */
+    private SessionStatements.Released release(PinnedSession session, NamedLock lock, boolean releaseAll)
+            throws SQLException {
+        try {
+            return statements.release(session, lock.serverName, releaseAll);
+        } catch (SQLException e) {
+            if ((releaseAll && SqlErrors.isMissingFunction(e)) || SessionStatements.endedBy(session, e)) {
+                throw e;
+            }
+            return statements.release(session, lock.serverName, releaseAll);
+        }
+    }
+}

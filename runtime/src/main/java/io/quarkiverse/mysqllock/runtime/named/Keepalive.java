@@ -1,0 +1,287 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+
+/**
+ * The engine's periodic work, each piece on a thread of its own so that a stalled session delays no other: checks that
+ * every session holding locks is still the server session that was granted them, renews this instance's membership of
+ * its fleet and ends every session when it lapses, and gives back shared sessions that held nothing for a moment. The
+ * health check runs the same session check on demand.
+ */
+final class Keepalive {
+
+    private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
+    private static final int NAMES_PER_CHECK = SessionStatements.NAMES_PER_CHECK;
+
+    private final ConnectionSource connections;
+    /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
+    private final Membership membership;
+    private final LossNotifier notifier;
+    private final HeldNames names;
+    private final PinnedSessions pinned;
+    private final SharedSessions shared;
+    private final SessionLifecycle lifecycle;
+    /** Schedules the periodic work; the statements it causes run on {@link #checks}. */
+    private final ScheduledExecutorService keepalive;
+    /** Runs each session's check and give-back on a thread of its own: a stalled session delays no other. */
+    private final ExecutorService checks;
+    /** Set while a renewal of the membership runs: never two at once. */
+    private final AtomicBoolean confirming = new AtomicBoolean();
+
+    /** Starts the periodic work, and ends every session when the membership lapses or the instance is out of its fleet. */
+    Keepalive(Duration keepaliveInterval, ConnectionSource connections, Membership membership, LossNotifier notifier,
+            HeldNames names, PinnedSessions pinned, SharedSessions shared, SessionLifecycle lifecycle) {
+        this.connections = connections;
+        this.membership = membership;
+        this.notifier = notifier;
+        this.names = names;
+        this.pinned = pinned;
+        this.shared = shared;
+        this.lifecycle = lifecycle;
+        this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
+        this.checks = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-check-"));
+        long period = keepaliveInterval.toNanos();
+        keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
+        keepalive.scheduleWithFixedDelay(this::confirmMembership, period, period, TimeUnit.NANOSECONDS);
+        // Twice per period, the margin of the membership: its lapse is reported at least half a period before it can
+        // expire on the server.
+        keepalive.scheduleWithFixedDelay(this::watchMembership, period / 2, period / 2, TimeUnit.NANOSECONDS);
+        membership.listen(new Membership.Listener() {
+            @Override
+            public void lapsed() {
+                lifecycle.abandonAll(LockLostException.Reason.MEMBERSHIP_LOST, membership.lapseMessage());
+            }
+
+            @Override
+            public void out(String why) {
+                lifecycle.abandonAll(LockLostException.Reason.MEMBERSHIP_LOST, why);
+            }
+        });
+        if (shared.enabled()) {
+            keepalive.scheduleWithFixedDelay(this::giveBackIdleShared, SharedSessions.LINGER_NANOS,
+                    SharedSessions.LINGER_NANOS / 2, TimeUnit.NANOSECONDS);
+        }
+    }
+
+    /** Stops the periodic work and interrupts the checks under way (shutdown). */
+    void shutdownNow() {
+        keepalive.shutdownNow();
+        checks.shutdownNow();
+    }
+
+    // --- the membership ---
+
+    /**
+     * Reports a lapse of this instance's membership of its fleet, found by the clock alone, on a thread of its own: a
+     * renewal stuck on a stalled connection never delays it, and ending the sessions of a lapse never delays the
+     * keepalive.
+     */
+    private void watchMembership() {
+        if (!membership.confirmed(System.nanoTime())) {
+            runOnChecks(membership::checkLapse);
+        }
+    }
+
+    /** Renews this instance's membership of its fleet, on a thread of its own, never two at once. */
+    private void confirmMembership() {
+        if (!confirming.compareAndSet(false, true)) {
+            return;
+        }
+        if (!runOnChecks(() -> {
+            try {
+                membership.renew();
+            } finally {
+                confirming.set(false);
+            }
+        })) {
+            confirming.set(false);
+        }
+    }
+
+    // --- the sessions ---
+
+    /** Runs work on a thread of the check pool; false if the engine is shutting down. */
+    private boolean runOnChecks(Runnable work) {
+        try {
+            checks.execute(work);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Runs work on a session on a thread of the check pool, unless such work on it still runs (a stalled statement):
+     * one bad session never delays another's check.
+     */
+    private void onCheckThread(PinnedSession session, Runnable work) {
+        if (!session.checking.compareAndSet(false, true)) {
+            return;
+        }
+        if (!runOnChecks(() -> {
+            try {
+                work.run();
+            } catch (RuntimeException e) {
+                LOG.error("Checking a lock connection failed", e);
+            } finally {
+                session.checking.set(false);
+            }
+        })) {
+            session.checking.set(false); // shutting down
+        }
+    }
+
+    /** Gives back the shared sessions that have held nothing for a moment, each on a thread of its own. */
+    private void giveBackIdleShared() {
+        for (PinnedSession session : shared.all()) {
+            if (System.nanoTime() - session.lastUsed >= SharedSessions.LINGER_NANOS) {
+                onCheckThread(session, () -> {
+                    if (!session.mutex.tryLock()) {
+                        return;
+                    }
+                    try {
+                        if (!session.retired && session.held.isEmpty()
+                                && System.nanoTime() - session.lastUsed >= SharedSessions.LINGER_NANOS) {
+                            lifecycle.giveBackEmpty(session, true);
+                        }
+                    } finally {
+                        session.mutex.unlock();
+                    }
+                });
+            }
+        }
+    }
+
+    /** Starts a check of every session that holds locks, each on a thread of its own. */
+    private void checkSessions() {
+        for (PinnedSession session : pinned.all()) {
+            onCheckThread(session, () -> {
+                if (!session.mutex.tryLock()) {
+                    return; // busy in a statement, which itself would fail if the session were gone
+                }
+                try {
+                    if (!session.retired && !session.held.isEmpty()) {
+                        check(session);
+                    }
+                } finally {
+                    session.mutex.unlock();
+                }
+            });
+        }
+    }
+
+    /** Checks a session's locks on the server; false if the session failed (its locks are then reported lost). */
+    private boolean check(PinnedSession session) {
+        List<NamedLock> locks = new ArrayList<>(session.held.values());
+        try {
+            // Loss is per connection: a session that is still the same server session keeps every named lock it was
+            // granted (only its own RELEASE_LOCK, or its end, frees one). One statement per connection checks that,
+            // sampling one lock in turn (a reset session keeps its id but no lock); a sample found gone checks all.
+            NamedLock sample = locks.get(Math.floorMod(session.checks++, locks.size()));
+            long[] sampled = SessionStatements.isUsedLocks(session.raw, List.of(sample.serverName));
+            SessionStatements.checkSameSession(session, sampled[0]);
+            if (sampled[1] != 0) {
+                lifecycle.failSessionReadOnly(session);
+                return false;
+            }
+            if (sampled[2] == session.connectionId) {
+                return true;
+            }
+            for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
+                List<NamedLock> chunk = locks.subList(from, Math.min(locks.size(), from + NAMES_PER_CHECK));
+                long[] holders = SessionStatements.isUsedLocks(session.raw,
+                        chunk.stream().map(lock -> lock.serverName).toList());
+                SessionStatements.checkSameSession(session, holders[0]);
+                for (int i = 0; i < chunk.size(); i++) {
+                    long holder = holders[i + 2];
+                    if (holder != session.connectionId) {
+                        NamedLock lock = chunk.get(i);
+                        session.held.remove(lock.serverName);
+                        names.remove(lock.serverName, lock);
+                        notifier.lose(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name + "' was lost: the"
+                                + " server shows it " + (holder == 0 ? "free" : "held by connection " + holder)
+                                + ", not by this instance's session " + session.connectionId, null);
+                    }
+                }
+            }
+        } catch (SQLException e) {
+            if (!SessionStatements.endedBy(session, e)) {
+                LOG.warnf("Checking a lock connection (server session %d) failed, it is checked again next period: %s",
+                        session.connectionId, SqlErrors.describe(e));
+                return true;
+            }
+            lifecycle.failSession(session, e);
+            return false;
+        }
+        if (session.held.isEmpty()) {
+            lifecycle.discardLocked(session);
+        }
+        return true;
+    }
+
+    // --- on demand ---
+
+    /** A database round trip, then the check of every session that holds locks and is not inside a statement. */
+    EngineHealth health() {
+        Map<String, Object> data = new LinkedHashMap<>();
+        try {
+            long start = System.nanoTime();
+            connections.query("(health)", "check the lock database", raw -> {
+                try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery("SELECT 1")) {
+                    return rs.next();
+                }
+            });
+            data.put("database round trip ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+        } catch (RuntimeException e) {
+            return EngineHealth.down("the lock database does not answer: " + e.getMessage(), data);
+        }
+        int checked = 0;
+        int failed = 0;
+        int busy = 0;
+        for (PinnedSession session : pinned.all()) {
+            if (!session.mutex.tryLock()) {
+                busy++; // in a statement, which itself fails if the session is gone
+                continue;
+            }
+            try {
+                if (!session.retired && !session.held.isEmpty()) {
+                    checked++;
+                    if (!check(session)) {
+                        failed++;
+                    }
+                }
+            } finally {
+                session.mutex.unlock();
+            }
+        }
+        data.put("locks held by this instance", names.size());
+        data.put("pinned connections", pinned.size());
+        data.put("pinned connections checked", checked);
+        data.put("pinned connections in a statement", busy);
+        return failed == 0 ? EngineHealth.up(data)
+                : EngineHealth.down(failed + " pinned connection(s) failed their check: their locks were lost, and their"
+                        + " holders told through onLost", data);
+    }
+}

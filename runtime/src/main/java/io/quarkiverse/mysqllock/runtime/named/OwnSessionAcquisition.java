@@ -1,0 +1,151 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.sql.SQLException;
+import java.time.Duration;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.fleet.Membership;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.named.SessionStatements.Grant;
+
+/**
+ * An acquisition on the thread's own session: a thread waits on a session of its own, and keeps using it while it
+ * holds locks there, so that the server sees (and breaks) deadlocks between the locks on it; a wait that would close a
+ * cycle among this instance's threads is refused before it starts. Also takes the locks of a thread that has such a
+ * session, and those no shared session could grant.
+ */
+final class OwnSessionAcquisition {
+
+    private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
+    private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
+
+    /** A session found its server read-only: it was failed, and the acquisition may try a new connection. */
+    private static final class ServerReadOnly extends Exception {
+        ServerReadOnly() {
+            super(null, null, false, false);
+        }
+    }
+
+    private final ConnectionSource connections;
+    private final SessionStatements statements;
+    /** This instance's membership of its fleet: confirmed again before each further attempt. */
+    private final Membership membership;
+    private final HeldNames names;
+    private final WaitForGraph waits;
+    private final ThreadSessions threads;
+    private final PinnedSessions pinned;
+    private final SessionLifecycle lifecycle;
+    private final Holds holds;
+
+    OwnSessionAcquisition(ConnectionSource connections, SessionStatements statements, Membership membership,
+            HeldNames names, WaitForGraph waits, ThreadSessions threads, PinnedSessions pinned,
+            SessionLifecycle lifecycle, Holds holds) {
+        this.connections = connections;
+        this.statements = statements;
+        this.membership = membership;
+        this.names = names;
+        this.waits = waits;
+        this.threads = threads;
+        this.pinned = pinned;
+        this.lifecycle = lifecycle;
+        this.holds = holds;
+    }
+
+    /**
+     * The thread's own session: a thread waits on a session of its own, and keeps using it while it holds locks there,
+     * so that the server sees (and breaks) deadlocks between the locks on it.
+     */
+    ControlledHandle acquireOnOwnSession(String name, String serverName, Thread me, long start, long deadline,
+            boolean throwIfBusy) {
+        boolean waiting = me != null && deadline - System.nanoTime() > 0;
+        if (waiting) {
+            waits.startWaiting(me, name, serverName);
+        }
+        try {
+            return ownSession(name, serverName, me, start, deadline, throwIfBusy);
+        } finally {
+            if (waiting) {
+                waits.stopWaiting(me);
+            }
+        }
+    }
+
+    private ControlledHandle ownSession(String name, String serverName, Thread me, long start, long deadline,
+            boolean throwIfBusy) {
+        for (int attempt = 1;; attempt++) {
+            if (attempt > 1) {
+                membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
+            }
+            PinnedSession session = me == null ? null : threads.lockAffineSession(me, serverName);
+            boolean fresh = false;
+            if (session == null) {
+                session = pinned.pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
+                fresh = true;
+                // Known before it waits, so that a lapse during the wait ends it (and voids its grant).
+                pinned.add(session);
+            }
+            try {
+                return acquireOn(session, fresh, name, serverName, start, deadline, throwIfBusy);
+            } catch (ServerReadOnly e) {
+                // The session reached a read-only server; a new connection may reach the writer.
+                if (attempt >= MAX_STALE_CONNECTIONS) {
+                    throw Refusals.readOnly(name, Duration.ofNanos(System.nanoTime() - start));
+                }
+            } catch (SQLException e) {
+                Duration waited = Duration.ofNanos(System.nanoTime() - start);
+                if (SqlErrors.isDeadlock(e)) {
+                    // The server refused this wait only; the session keeps every lock it held.
+                    lifecycle.retireIfEmpty(session);
+                    throw Refusals.deadlock(name, waited, "the server detected a deadlock", e);
+                }
+                if (!SessionStatements.endedBy(session, e)) {
+                    // An error of this statement alone (a privilege, a time limit): the session keeps its locks.
+                    lifecycle.retireIfEmpty(session);
+                    throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
+                            "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                }
+                lifecycle.failSession(session, e);
+                if (!membership.confirmed(System.nanoTime())) {
+                    throw new Membership.Unconfirmed(); // a lapse ended the session under its wait
+                }
+                // A pooled connection that died idle (server restart, wait_timeout) is replaced, not reported.
+                if (!fresh || !SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
+                    throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,
+                            "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
+                }
+                LOG.debugf(e, "Replacing a dead pooled connection for lock '%s'", name);
+            } finally {
+                session.mutex.unlock();
+            }
+        }
+    }
+
+    private ControlledHandle acquireOn(PinnedSession session, boolean fresh, String name, String serverName, long start,
+            long deadline, boolean throwIfBusy) throws SQLException, ServerReadOnly {
+        Grant grant = statements.getLock(session, serverName, deadline);
+        if (grant == Grant.READ_ONLY) {
+            lifecycle.failSessionReadOnly(session);
+            throw new ServerReadOnly();
+        }
+        if (grant == Grant.GRANTED) {
+            ControlledHandle handle = holds.register(session, name, serverName, session.affinity);
+            if (fresh && session.affinity != null) {
+                threads.put(session.affinity, session);
+            }
+            return handle;
+        }
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        if (grant == Grant.INTERRUPTED) {
+            lifecycle.retireIfEmpty(session);
+            throw Refusals.interrupted(name, waited);
+        }
+        String holder = throwIfBusy ? names.describeHolder(session, serverName) : null;
+        lifecycle.retireIfEmpty(session);
+        return Refusals.busy(name, start, throwIfBusy, holder);
+    }
+}

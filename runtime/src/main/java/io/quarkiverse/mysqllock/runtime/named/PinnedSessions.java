@@ -1,0 +1,75 @@
+package io.quarkiverse.mysqllock.runtime.named;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+
+/**
+ * Every connection this engine keeps out of the pool: borrowed and made a session here, and listed from then until
+ * {@link SessionLifecycle} retires or discards it, so that the keepalive checks it and a lapse or the shutdown ends it.
+ */
+final class PinnedSessions {
+
+    private final ConnectionSource connections;
+    private final SessionStatements statements;
+    private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
+    private final Set<PinnedSession> view = Collections.unmodifiableSet(sessions);
+
+    PinnedSessions(ConnectionSource connections, SessionStatements statements) {
+        this.connections = connections;
+        this.statements = statements;
+    }
+
+    /**
+     * Borrows a connection and makes it a session, every statement on it bounded by statement-timeout; returns with the
+     * session's mutex held. It is listed only once {@link #add} is called.
+     */
+    PinnedSession pin(String name, Thread me, boolean shared, long budgetNanos) {
+        Connection pooled = connections.borrowWithin(name, budgetNanos);
+        try {
+            Connection raw = ConnectionSource.raw(pooled);
+            int networkTimeout = raw.getNetworkTimeout();
+            SessionSettings.bound(raw, connections.statementTimeoutMillis());
+            boolean autoCommitWasOff = !raw.getAutoCommit();
+            if (autoCommitWasOff) {
+                raw.setAutoCommit(true);
+            }
+            PinnedSession session = new PinnedSession(pooled, raw, statements.server(raw), me, shared, autoCommitWasOff,
+                    networkTimeout);
+            session.mutex.lock();
+            return session;
+        } catch (SQLException e) {
+            connections.discard(pooled);
+            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                    "Lock '" + name + "' was not acquired: preparing the lock connection failed: " + SqlErrors.describe(e),
+                    e);
+        }
+    }
+
+    void add(PinnedSession session) {
+        sessions.add(session);
+    }
+
+    /** Whether the session was listed (it is not any more). */
+    boolean remove(PinnedSession session) {
+        return sessions.remove(session);
+    }
+
+    /** A live, unmodifiable view of the pinned sessions; iterating it is weakly consistent. */
+    Set<PinnedSession> all() {
+        return view;
+    }
+
+    int size() {
+        return sessions.size();
+    }
+}

@@ -1,0 +1,287 @@
+package io.quarkiverse.mysqllock.runtime.table;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.regex.Pattern;
+
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
+
+/**
+ * The lock table: one row per lock name, never deleted, so that its {@code fence} column only grows. The NAMED engine
+ * uses it for fencing tokens only; the LEASE engine also keeps its leases in it.
+ * <p>
+ * Here: the table itself (its DDL, its creation), its rows and their fences, and the run-once records. The statements
+ * on the leases are the LEASE engine's ({@code lease.LeaseStatements}); those on the fleet's reserved rows
+ * ({@code ~engine}, {@code ~live~}) are the fleet's ({@code fleet.FleetRows}).
+ */
+public final class LockTable {
+
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}(\\.[A-Za-z_][A-Za-z0-9_$]{0,63})?");
+
+    private final String table;
+    private final boolean createTable;
+    private final String nextFence;
+    private final String seed;
+    private final String exists;
+
+    /**
+     * @throws IllegalArgumentException if the table name is not a plain (optionally schema-qualified) identifier
+     */
+    public LockTable(String table, boolean createTable) {
+        if (table == null || !IDENTIFIER.matcher(table).matches()) {
+            throw new IllegalArgumentException("quarkus.mysql-lock.lease.table='" + table + "' is not a valid table name:"
+                    + " use letters, digits, _ and $ (starting with a letter or _), at most 64 characters,"
+                    + " optionally prefixed by a schema name and a dot");
+        }
+        this.table = table;
+        this.createTable = createTable;
+        // LAST_INSERT_ID(expr) hands the new value back in the same round trip as the update.
+        this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1) WHERE name = ?";
+        this.seed = "INSERT IGNORE INTO " + table + " (name, fence) VALUES (?, 0)";
+        this.exists = "SELECT 1 FROM " + table + " WHERE name = ?";
+    }
+
+    public String name() {
+        return table;
+    }
+
+    /**
+     * Runs {@code work}; if the table is missing, creates it (or explains how, when creation is disabled) and runs it
+     * again.
+     */
+    public <T> T withTable(Connection connection, SqlWork<T> work) throws SQLException {
+        try {
+            return work.run();
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e)) {
+                throw e;
+            }
+            if (!createTable) {
+                throw new IllegalStateException("The lock table '" + table + "' does not exist and"
+                        + " quarkus.mysql-lock.lease.create-table=false. Create it with:\n" + ddl(), e);
+            }
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(ddl());
+            }
+            return work.run();
+        }
+    }
+
+    /**
+     * With table creation disabled, checks that the table exists.
+     *
+     * @throws IllegalStateException with the DDL to run, if it does not
+     */
+    public void verifyExists(Connection connection) throws SQLException {
+        if (createTable) {
+            return;
+        }
+        withTable(connection, () -> {
+            try (Statement statement = connection.createStatement()) {
+                statement.executeQuery("SELECT name, owner, acquired_at, expires_at, fence, completed_at FROM " + table
+                        + " LIMIT 0")
+                        .close();
+            }
+            return null;
+        });
+    }
+
+    /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */
+    public static final String DDL_RESOURCE = "io/quarkiverse/mysqllock/mysql_lock.sql";
+    private static final String DEFAULT_NAME = "mysql_lock";
+
+    /** The statement that creates the table: the shipped DDL, with the configured table name. */
+    public String ddl() {
+        try (InputStream in = LockTable.class.getClassLoader().getResourceAsStream(DDL_RESOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("The resource " + DDL_RESOURCE + " is missing from the classpath");
+            }
+            StringBuilder ddl = new StringBuilder();
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                if (!line.startsWith("--")) {
+                    ddl.append(line).append('\n');
+                }
+            }
+            String statement = ddl.toString().strip();
+            statement = statement.endsWith(";") ? statement.substring(0, statement.length() - 1) : statement;
+            return statement.replace("EXISTS " + DEFAULT_NAME + " (", "EXISTS " + table + " (");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Increments and returns the fence of a name, in one round trip once the row exists. Runs in autocommit mode on the
+     * connection that holds the lock, so that it succeeds only while that session, and so the lock, is alive.
+     */
+    public long nextFence(Connection connection, String serverName) throws SQLException {
+        return withTable(connection, () -> incrementOrSeed(connection, serverName));
+    }
+
+    /**
+     * Makes sure the row of a name exists without waiting for row locks: a consistent (non-locking) read first, since
+     * an {@code INSERT IGNORE} of an existing key waits for a transaction that holds the row {@code FOR UPDATE} (and,
+     * on a Galera node, for the replicated commits that write it).
+     *
+     * @return whether this call created the row
+     */
+    public boolean seedWithoutWaiting(Connection connection, String serverName) throws SQLException {
+        return seedWithoutWaiting(connection, "", serverName);
+    }
+
+    /**
+     * The same, where no row lock may be waited for either (the LEASE engine's take), as
+     * {@link SessionSettings#withoutRowWaits} has it: where another statement locks the gap the row would go into, the
+     * {@code INSERT} fails with error 1205 rather than wait.
+     *
+     * @return whether this call created the row
+     */
+    public boolean seedWithoutRowWaits(Connection connection, ServerVersion server, String serverName)
+            throws SQLException {
+        return SessionSettings.withoutRowWaits(connection, server,
+                prefix -> seedWithoutWaiting(connection, prefix, serverName));
+    }
+
+    /**
+     * The same, the {@code INSERT} sent with a prefix (such as {@link SessionSettings#NO_ROW_WAIT}: then it fails with
+     * error 1205 at once, rather than wait, where another statement locks the gap the row would go into).
+     */
+    private boolean seedWithoutWaiting(Connection connection, String insertPrefix, String serverName)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(exists)) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                if (rs.next()) {
+                    return false;
+                }
+            }
+        }
+        try (PreparedStatement statement = connection.prepareStatement(insertPrefix + seed)) {
+            statement.setString(1, serverName);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** Whether a run-once of this name completed. */
+    public boolean completed(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT completed_at IS NOT NULL FROM " + table + " WHERE name = ?")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
+    /** Records, durably, that the run-once of this name completed. */
+    public void markCompleted(Connection connection, String serverName) throws SQLException {
+        seed(connection, serverName);
+        try (PreparedStatement statement = connection.prepareStatement(
+                "UPDATE " + table + " SET completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND completed_at IS NULL")) {
+            statement.setString(1, serverName);
+            statement.executeUpdate();
+        }
+    }
+
+    /**
+     * Claims one tick of a scheduled job: moves the row's {@code fence} up to {@code tick}. True if it was lower, so
+     * this call is the first to claim the tick (or a later one); false if this tick, or a later one, was claimed before.
+     */
+    public boolean claimTick(Connection connection, String serverName, long tick) throws SQLException {
+        seed(connection, serverName);
+        try (PreparedStatement statement = connection
+                .prepareStatement("UPDATE " + table + " SET fence = ? WHERE name = ? AND fence < ?")) {
+            statement.setLong(1, tick);
+            statement.setString(2, serverName);
+            statement.setLong(3, tick);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** Makes sure the row of a name exists; true if this call created it. */
+    public boolean seed(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(seed)) {
+            statement.setString(1, serverName);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    private long incrementOrSeed(Connection connection, String serverName) throws SQLException {
+        long fence = increment(connection, serverName);
+        if (fence > 0) {
+            return fence;
+        }
+        seed(connection, serverName);
+        fence = increment(connection, serverName);
+        if (fence <= 0) {
+            throw new SQLException("The lock table '" + table + "' has no row for '" + serverName + "' after seeding it");
+        }
+        return fence;
+    }
+
+    private long increment(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(nextFence, Statement.RETURN_GENERATED_KEYS)) {
+            statement.setString(1, serverName);
+            return updateReturningFence(statement, serverName);
+        }
+    }
+
+    /**
+     * Runs an update that sets {@code fence = LAST_INSERT_ID(...)} on one row (prepared with
+     * {@code RETURN_GENERATED_KEYS}): the new fence, which the server returns in the same round trip, or 0 if no row
+     * matched.
+     */
+    public static long updateReturningFence(PreparedStatement statement, String serverName) throws SQLException {
+        if (statement.executeUpdate() != 1) {
+            return 0;
+        }
+        try (ResultSet keys = statement.getGeneratedKeys()) {
+            if (!keys.next()) {
+                throw new SQLException("The server returned no LAST_INSERT_ID for the fence of '" + serverName + "'");
+            }
+            return keys.getLong(1);
+        }
+    }
+
+    /**
+     * Locks a name's row in the caller's transaction ({@code SELECT ... FOR UPDATE}, followed by {@code waitClause}:
+     * {@code NOWAIT}, {@code WAIT n} or nothing); false if there is no row (and so nothing was locked).
+     */
+    public boolean lockRow(Connection connection, String serverName, String waitClause) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT fence FROM " + table + " WHERE name = ? FOR UPDATE" + waitClause)) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    /** Every lock name the table has a row for, in order (none before the table exists); not the reserved rows. */
+    public List<String> knownNames(Connection raw) throws SQLException {
+        List<String> known = new ArrayList<>();
+        try (Statement statement = raw.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT name FROM " + table + " WHERE name NOT LIKE '~%' ORDER BY name")) {
+            while (rs.next()) {
+                known.add(rs.getString(1));
+            }
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e)) {
+                throw e;
+            }
+        }
+        return known;
+    }
+}
