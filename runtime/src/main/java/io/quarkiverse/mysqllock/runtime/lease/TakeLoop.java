@@ -14,6 +14,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -153,12 +154,6 @@ final class TakeLoop {
 
     /** Null if {@code throwIfBusy} is false; else throws that the lock is busy. */
     static ControlledHandle busy(String name, String serverName, long start, boolean throwIfBusy, String holder) {
-        if (!throwIfBusy) {
-            return null;
-        }
-        Duration waited = Duration.ofNanos(System.nanoTime() - start);
-        throw new LockNotAcquiredException(name, waited, Reason.BUSY, holder, "Lock '" + name + "' is held by "
-                + (holder == null ? "another instance" : holder) + "; not acquired within " + waited.toMillis() + " ms",
-                null);
+        return Refusals.busy(name, start, throwIfBusy, holder, "another instance");
     }
 }

@@ -13,6 +13,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
@@ -114,7 +115,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
                 return attempt.handle();
             }
             if (noWait) {
-                return Refusals.busy(name, start, throwIfBusy, attempt.holder());
+                return Refusals.busy(name, start, throwIfBusy, attempt.holder(), "another session");
             }
         }
         return onOwn.acquireOnOwnSession(name, serverName, me, start, deadline, throwIfBusy);

@@ -8,6 +8,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
@@ -146,6 +147,6 @@ final class OwnSessionAcquisition {
         }
         String holder = throwIfBusy ? names.describeHolder(session, serverName) : null;
         lifecycle.retireIfEmpty(session);
-        return Refusals.busy(name, start, throwIfBusy, holder);
+        return Refusals.busy(name, start, throwIfBusy, holder, "another session");
     }
 }

@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
+
 /**
  * The lock each of this instance's threads waits for on the server now, and the refusal of a wait that would close a
  * cycle among them: the server sees only cycles among the locks of waiting sessions, and shared sessions never wait.
