@@ -39,10 +39,12 @@ public final class MySqlLockManagerFactory {
 
     /**
      * @param transactions the JTA transaction manager, or null where there is none (then no transaction-scoped locks)
-     * @param metrics where the engines report, {@link LockMetrics#NONE} for nowhere
+     * @param reported where the engines report, {@link LockMetrics#NONE} for nowhere; its failures are logged, never
+     *        thrown into the engines
      */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
-            TransactionManager transactions, LockMetrics metrics) {
+            TransactionManager transactions, LockMetrics reported) {
+        LockMetrics metrics = LockMetrics.guarded(reported);
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
             throw new ConfigurationException("quarkus.mysql-lock.named.shared-connections="

@@ -11,6 +11,7 @@ import io.agroal.api.security.SimplePassword;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
+import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
 /**
@@ -28,24 +29,24 @@ public final class StandaloneLocks implements AutoCloseable {
      */
     public record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
             int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
-            Duration maxClockSkew) {
+            Duration maxClockSkew, LockMetrics metrics) {
 
         public static Settings of(String id) {
             return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
                     "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
-                    Duration.ofMillis(200));
+                    Duration.ofMillis(200), LockMetrics.NONE);
         }
 
         public Settings statementTimeout(Duration limit) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew, metrics);
         }
 
         public Settings on(TestDatabase server) {
-            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
-            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings replication(boolean replicated) {
@@ -53,28 +54,34 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         public Settings withReplication(Optional<Boolean> replicated) {
-            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings sharedConnections(int shared) {
-            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings table(String lockTable) {
-            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings ttl(Duration leaseTtl) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew);
+            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings keepalive(Duration interval) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew, metrics);
         }
 
         public Settings maxClockSkew(Duration skew) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    skew);
+                    skew, metrics);
+        }
+
+        /** Where the engines report their metrics (by default nowhere). */
+        public Settings metrics(LockMetrics sink) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, sink);
         }
 
         public StandaloneLocks start() {
@@ -110,7 +117,7 @@ public final class StandaloneLocks implements AutoCloseable {
             throw new IllegalStateException(e);
         }
         try {
-            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(settings));
+            locks = MySqlLockManagerFactory.create(dataSource, "standalone", new Config(settings), null, settings.metrics());
         } catch (RuntimeException e) {
             dataSource.close();
             throw e;

@@ -14,6 +14,11 @@ public interface LockMetrics {
     LockMetrics NONE = new LockMetrics() {
     };
 
+    /** The same metrics, whose failures are logged instead of thrown into the engines. */
+    static LockMetrics guarded(LockMetrics metrics) {
+        return metrics == NONE || metrics instanceof GuardedMetrics ? metrics : new GuardedMetrics(metrics);
+    }
+
     enum Outcome {
         /** granted */
         ACQUIRED,

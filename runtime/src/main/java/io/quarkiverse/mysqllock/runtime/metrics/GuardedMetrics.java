@@ -1,0 +1,81 @@
+package io.quarkiverse.mysqllock.runtime.metrics;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockMode;
+
+/**
+ * Metrics whose failures are logged, never thrown: the engines report from the middle of a grant, a release, a loss
+ * and a renewal, and a registry that refuses a meter (a Prometheus registry whose meter of the same name has other tag
+ * keys, a registry closed early) must not leak a granted lock, silence a loss or stop the renewals.
+ */
+final class GuardedMetrics implements LockMetrics {
+
+    private static final Logger LOG = Logger.getLogger(GuardedMetrics.class);
+
+    private final LockMetrics metrics;
+    /** Set at the first failure: it is logged with its cause once, later ones at debug level. */
+    private final AtomicBoolean failedOnce = new AtomicBoolean();
+
+    GuardedMetrics(LockMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
+        try {
+            metrics.acquisition(engine, outcome, waitNanos);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void held(LockMode engine, long holdNanos) {
+        try {
+            metrics.held(engine, holdNanos);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void lost(LockMode engine, LockLostException.Reason cause) {
+        try {
+            metrics.lost(engine, cause);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void renewed(int leases) {
+        try {
+            metrics.renewed(leases);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    @Override
+    public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
+        try {
+            metrics.engineChosen(engine, locksHeld, pinnedConnections);
+        } catch (RuntimeException e) {
+            failed(e);
+        }
+    }
+
+    private void failed(RuntimeException e) {
+        if (failedOnce.compareAndSet(false, true)) {
+            LOG.warn("Recording a lock metric failed; the locks are not affected, and further failures are logged at"
+                    + " debug level (category " + GuardedMetrics.class.getName() + ")", e);
+        } else {
+            LOG.debug("Recording a lock metric failed", e);
+        }
+    }
+}
