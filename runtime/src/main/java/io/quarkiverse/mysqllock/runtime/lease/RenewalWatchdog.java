@@ -4,13 +4,12 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -37,7 +36,7 @@ final class RenewalWatchdog {
     private final ClockCheck clock;
     private final LockMetrics metrics;
     private final long ttlNanos;
-    private final ScheduledExecutorService watchdog;
+    private final PeriodicWork watchdog;
 
     /** Starts the watchdog: a renewal every {@code renewIntervalNanos}, the expiry check twice per loss margin. */
     RenewalWatchdog(ConnectionSource connections, LeaseStatements statements, HeldLeases held, Membership membership,
@@ -50,11 +49,11 @@ final class RenewalWatchdog {
         this.metrics = metrics;
         this.ttlNanos = ttlNanos;
         // Two threads: a renewal stuck on a stalled network must not keep the expiry check from telling holders.
-        this.watchdog = Executors.newScheduledThreadPool(2, ConnectionSource.daemonThreads("mysql-lock-renew-"));
+        this.watchdog = new PeriodicWork("mysql-lock-renew-", 2);
         long period = renewIntervalNanos;
-        watchdog.scheduleWithFixedDelay(this::renewAll, period, period, TimeUnit.NANOSECONDS);
+        watchdog.every(period, period, "renewal of its leases", this::renewAll);
         long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
-        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkPeriod, checkPeriod, TimeUnit.NANOSECONDS);
+        watchdog.every(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }
 
     void shutdownNow() {
