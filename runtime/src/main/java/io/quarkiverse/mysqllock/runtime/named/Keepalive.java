@@ -11,7 +11,6 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -20,6 +19,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
@@ -44,9 +44,11 @@ final class Keepalive {
     private final SharedSessions shared;
     private final SessionLifecycle lifecycle;
     /** Schedules the periodic work; the statements it causes run on {@link #checks}. */
-    private final ScheduledExecutorService keepalive;
+    private final PeriodicWork keepalive;
     /** Runs each session's check and give-back on a thread of its own: a stalled session delays no other. */
     private final ExecutorService checks;
+    /** How often each session holding locks is checked: {@code keepalive-interval}. */
+    private final long checkPeriodNanos;
     /** Set while a renewal of the membership runs: never two at once. */
     private final AtomicBoolean confirming = new AtomicBoolean();
 
@@ -60,14 +62,15 @@ final class Keepalive {
         this.pinned = pinned;
         this.shared = shared;
         this.lifecycle = lifecycle;
-        this.keepalive = Executors.newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-keepalive-"));
+        this.keepalive = new PeriodicWork("mysql-lock-keepalive-", 1);
         this.checks = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-check-"));
         long period = keepaliveInterval.toNanos();
-        keepalive.scheduleWithFixedDelay(this::checkSessions, period, period, TimeUnit.NANOSECONDS);
-        keepalive.scheduleWithFixedDelay(this::confirmMembership, period, period, TimeUnit.NANOSECONDS);
+        this.checkPeriodNanos = period;
+        keepalive.every(period, period, "check of its sessions", this::checkSessions);
+        keepalive.every(period, period, "renewal of its membership", this::confirmMembership);
         // Twice per period, the margin of the membership: its lapse is reported at least half a period before it can
         // expire on the server.
-        keepalive.scheduleWithFixedDelay(this::watchMembership, period / 2, period / 2, TimeUnit.NANOSECONDS);
+        keepalive.every(period / 2, period / 2, "check of its membership", this::watchMembership);
         membership.listen(new Membership.Listener() {
             @Override
             public void lapsed() {
@@ -79,10 +82,8 @@ final class Keepalive {
                 lifecycle.abandonAll(LockLostException.Reason.MEMBERSHIP_LOST, why);
             }
         });
-        if (shared.enabled()) {
-            keepalive.scheduleWithFixedDelay(this::giveBackIdleShared, SharedSessions.LINGER_NANOS,
-                    SharedSessions.LINGER_NANOS / 2, TimeUnit.NANOSECONDS);
-        }
+        keepalive.every(SharedSessions.LINGER_NANOS, SharedSessions.LINGER_NANOS / 2, "give-back of idle sessions",
+                this::giveBackIdleShared);
     }
 
     /** Stops the periodic work and interrupts the checks under way (shutdown). */
@@ -144,7 +145,7 @@ final class Keepalive {
             try {
                 work.run();
             } catch (RuntimeException e) {
-                LOG.error("Checking a lock connection failed", e);
+                LOG.error("Tending a lock connection (its check or give-back) failed", e);
             } finally {
                 session.checking.set(false);
             }
@@ -153,42 +154,58 @@ final class Keepalive {
         }
     }
 
-    /** Gives back the shared sessions that have held nothing for a moment, each on a thread of its own. */
+    /**
+     * Tends the sessions that may have something due now: the shared ones that have held nothing for a moment (to give
+     * them back), and any other that seems to hold nothing while still pinned (never expected: given back, and logged).
+     */
     private void giveBackIdleShared() {
-        for (PinnedSession session : shared.all()) {
-            if (System.nanoTime() - session.lastUsed >= SharedSessions.LINGER_NANOS) {
-                onCheckThread(session, () -> {
-                    if (!session.mutex.tryLock()) {
-                        return;
-                    }
-                    try {
-                        if (!session.retired && session.held.isEmpty()
-                                && System.nanoTime() - session.lastUsed >= SharedSessions.LINGER_NANOS) {
-                            lifecycle.giveBackEmpty(session, true);
-                        }
-                    } finally {
-                        session.mutex.unlock();
-                    }
-                });
+        long now = System.nanoTime();
+        for (PinnedSession session : pinned.all()) {
+            // held.isEmpty() without the mutex is a hint only: tend() decides under it
+            if (now - session.lastUsed >= SharedSessions.LINGER_NANOS && (session.shared || session.held.isEmpty())) {
+                onCheckThread(session, () -> tend(session));
             }
         }
     }
 
-    /** Starts a check of every session that holds locks, each on a thread of its own. */
+    /** Tends every session, each on a thread of its own: the sessions that hold locks are checked. */
     private void checkSessions() {
         for (PinnedSession session : pinned.all()) {
-            onCheckThread(session, () -> {
-                if (!session.mutex.tryLock()) {
-                    return; // busy in a statement, which itself would fail if the session were gone
+            onCheckThread(session, () -> tend(session));
+        }
+    }
+
+    /**
+     * Whatever is due on a session, under its mutex: a check of its locks, or its give-back once it has held nothing
+     * for a moment. Whichever periodic task claimed the session does all of it: a claim by one task makes the other
+     * skip the session, and with the two tasks run back to back (as after a pause of the JVM), a task that did only its
+     * own part would starve the other's for good.
+     */
+    private void tend(PinnedSession session) {
+        if (!session.mutex.tryLock()) {
+            return; // busy in a statement, which itself would fail if the session were gone
+        }
+        try {
+            if (session.retired) {
+                return;
+            }
+            long now = System.nanoTime();
+            if (!session.held.isEmpty()) {
+                if (session.checks == 0 || now - session.lastChecked >= checkPeriodNanos / 2) {
+                    session.lastChecked = now;
+                    check(session);
                 }
-                try {
-                    if (!session.retired && !session.held.isEmpty()) {
-                        check(session);
-                    }
-                } finally {
-                    session.mutex.unlock();
+            } else if (now - session.lastUsed >= SharedSessions.LINGER_NANOS) {
+                if (!session.shared) {
+                    LOG.warnf("A lock connection of thread '%s' (server session %d) held nothing and was still kept"
+                            + " out of the pool; it goes back now", session.affinity == null ? "(none)"
+                                    : session.affinity.getName(),
+                            session.connectionId);
                 }
-            });
+                lifecycle.giveBackEmpty(session, true);
+            }
+        } finally {
+            session.mutex.unlock();
         }
     }
 
