@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.engine;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
@@ -54,13 +55,18 @@ public final class LossNotifier implements AutoCloseable {
         }
         metrics.lost(engine, reason);
         for (Consumer<LockLostException> listener : toNotify) {
-            listeners.execute(() -> {
+            Runnable notification = () -> {
                 try {
                     listener.accept(lost);
                 } catch (RuntimeException e) {
                     LOG.errorf(e, "An onLost listener of lock '%s' failed", lock.name);
                 }
-            });
+            };
+            try {
+                listeners.execute(notification);
+            } catch (RejectedExecutionException e) {
+                notification.run(); // shut down: told here rather than never
+            }
         }
     }
 

@@ -64,22 +64,13 @@ final class FenceIssuer {
 
     private long issueFence(NamedLock lock) {
         ConnectionSource.Borrowed borrowed = null;
+        long fence;
+        Long holder;
         try {
             borrowed = connections.borrowForStatements(lock.name, 0);
             Connection raw = borrowed.raw();
-            long fence = table.nextFence(raw, lock.serverName);
-            Long holder = SessionStatements.holderOf(raw, lock.serverName);
-            connections.giveBack(borrowed);
-            if (holder == null || holder != lock.session.connectionId) {
-                LockLostException lost = new LockLostException(lock.name, LockLostException.Reason.NOT_HELD,
-                        "Lock '" + lock.name + "' is lost: while its fencing token was issued, the server showed it "
-                                + (holder == null ? "free" : "held by connection " + holder)
-                                + ", not by this instance's session " + lock.session.connectionId,
-                        null);
-                notifier.lose(lock, lost.reason(), lost.getMessage(), null);
-                throw lost;
-            }
-            return fence;
+            fence = table.nextFence(raw, lock.serverName);
+            holder = SessionStatements.holderOf(raw, lock.serverName);
         } catch (SQLException e) {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled());
@@ -89,6 +80,22 @@ final class FenceIssuer {
             }
             throw new IllegalStateException("Lock '" + lock.name + "': no fencing token could be issued (the lock is"
                     + " still held): " + SqlErrors.describe(e), e);
+        } catch (RuntimeException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled()); // in an unknown state: never back to the pool
+            }
+            throw e;
         }
+        connections.giveBack(borrowed);
+        if (holder == null || holder != lock.session.connectionId) {
+            LockLostException lost = new LockLostException(lock.name, LockLostException.Reason.NOT_HELD,
+                    "Lock '" + lock.name + "' is lost: while its fencing token was issued, the server showed it "
+                            + (holder == null ? "free" : "held by connection " + holder)
+                            + ", not by this instance's session " + lock.session.connectionId,
+                    null);
+            notifier.lose(lock, lost.reason(), lost.getMessage(), null);
+            throw lost;
+        }
+        return fence;
     }
 }

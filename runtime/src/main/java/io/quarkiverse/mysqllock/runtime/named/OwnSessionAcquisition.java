@@ -137,6 +137,10 @@ final class OwnSessionAcquisition {
             ControlledHandle handle = holds.register(session, name, serverName, session.affinity);
             if (fresh && session.affinity != null) {
                 threads.put(session.affinity, session);
+                if (session.retired) {
+                    // ended under its statement after the grant (SessionLifecycle.abandonBusy): not the thread's any more
+                    threads.forget(session);
+                }
             }
             return handle;
         }

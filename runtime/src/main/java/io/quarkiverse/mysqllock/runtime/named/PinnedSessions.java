@@ -52,6 +52,10 @@ final class PinnedSessions {
             throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
                     "Lock '" + name + "' was not acquired: preparing the lock connection failed: " + SqlErrors.describe(e),
                     e);
+        } catch (RuntimeException e) {
+            connections.discard(pooled); // in an unknown state: never back to the pool
+            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+                    "Lock '" + name + "' was not acquired: preparing the lock connection failed: " + e, e);
         }
     }
 

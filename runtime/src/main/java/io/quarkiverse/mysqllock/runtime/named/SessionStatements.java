@@ -69,6 +69,15 @@ final class SessionStatements {
      * is read-only; a lock granted on a read-only server is given back at once.
      */
     Grant getLock(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos) throws SQLException {
+        try {
+            return getLockOnce(session, serverName, seconds, waitNanos);
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
+        }
+    }
+
+    private Grant getLockOnce(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos)
+            throws SQLException {
         boolean waits = waitNanos > 0;
         if (waits) {
             SessionSettings.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
@@ -108,12 +117,16 @@ final class SessionStatements {
      * @return whether the server released the lock, and how many other named locks it released
      */
     Released release(PinnedSession session, String serverName, boolean releaseAll) throws SQLException {
-        PreparedStatement statement = connections.statements().prepare(session.raw,
-                releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)");
-        statement.setString(1, serverName);
-        try (ResultSet rs = statement.executeQuery()) {
-            rs.next();
-            return new Released(rs.getInt(1) == 1, releaseAll ? rs.getInt(2) : 0);
+        try {
+            PreparedStatement statement = connections.statements().prepare(session.raw,
+                    releaseAll ? "SELECT RELEASE_LOCK(?), RELEASE_ALL_LOCKS()" : "SELECT RELEASE_LOCK(?)");
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return new Released(rs.getInt(1) == 1, releaseAll ? rs.getInt(2) : 0);
+            }
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
         }
     }
 
@@ -126,6 +139,8 @@ final class SessionStatements {
                 ResultSet rs = statement.executeQuery("SELECT RELEASE_ALL_LOCKS()")) {
             rs.next();
             return rs.getInt(1);
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
         }
     }
 
@@ -138,6 +153,8 @@ final class SessionStatements {
                 long id = rs.getLong(1);
                 return rs.wasNull() ? null : id;
             }
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
         }
     }
 
@@ -162,6 +179,8 @@ final class SessionStatements {
                 }
                 return result;
             }
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
         }
     }
 
@@ -173,9 +192,18 @@ final class SessionStatements {
         try (Statement statement = session.raw.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT CONNECTION_ID()")) {
             return rs.next() && rs.getLong(1) == session.connectionId;
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
             return false;
         }
+    }
+
+    /**
+     * A statement on a pinned session ended with the driver's RuntimeException instead of an answer (a driver bug, a
+     * query interceptor): whether the server ran it is unknown, so the session is in doubt, reported as a failed
+     * connection (SQLSTATE 08000) so that it is destroyed and its locks reported lost, never left pinned.
+     */
+    static SQLException inDoubt(RuntimeException e) {
+        return new SQLException("The lock connection failed unexpectedly, its state is unknown: " + e, "08000", e);
     }
 
     /**
