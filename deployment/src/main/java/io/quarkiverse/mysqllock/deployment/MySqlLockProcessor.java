@@ -15,11 +15,11 @@ import org.jboss.jandex.DotName;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockManager;
-import io.quarkiverse.mysqllock.runtime.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
+import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;

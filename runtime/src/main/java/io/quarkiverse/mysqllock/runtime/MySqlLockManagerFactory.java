@@ -7,12 +7,16 @@ import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
+import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
+import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
-import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
@@ -44,7 +48,7 @@ public final class MySqlLockManagerFactory {
      */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported) {
-        LockMetrics metrics = LockMetrics.guarded(reported);
+        LockMetrics metrics = GuardedMetrics.of(reported);
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
             throw new ConfigurationException("quarkus.mysql-lock.named.shared-connections="
@@ -100,12 +104,13 @@ public final class MySqlLockManagerFactory {
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
-                config.statementTimeout(), config.serverFlavor(), transactions);
+                config.statementTimeout(), ServerVersion.Flavor.valueOf(config.serverFlavor().name()), transactions);
         Duration keepalive = config.named().keepaliveInterval();
         // A membership outlives three renewals of either engine, and the lease ttl. Like a lease, it ends by a server's
         // clock: under LEASE it counts as lapsed max-clock-skew earlier, and lasts that much longer to make up for it.
         Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(maxClockSkew);
-        SelectingEngine engine = new SelectingEngine(config.mode(), config.replication(), urlProblem, connections, table,
+        SelectingEngine engine = new SelectingEngine(
+                config.mode() == Mode.AUTO ? Optional.empty() : Optional.of(LockMode.valueOf(config.mode().name())), config.replication(), urlProblem, connections, table,
                 new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
                 keepalive, renewInterval.plus(maxClockSkew),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,

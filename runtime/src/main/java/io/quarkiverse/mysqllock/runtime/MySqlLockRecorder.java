@@ -5,7 +5,7 @@ import java.util.function.Function;
 import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.MicrometerLockMetrics;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;

@@ -17,8 +17,8 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
-import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
 
 /**
  * The fault suite saw a holder never told of its loss: after SIGCONT the release, the watchdog and the expiry check

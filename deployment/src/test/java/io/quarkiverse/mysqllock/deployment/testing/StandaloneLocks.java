@@ -11,7 +11,7 @@ import io.agroal.api.security.SimplePassword;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
-import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
 /**

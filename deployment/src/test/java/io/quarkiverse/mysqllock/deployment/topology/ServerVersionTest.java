@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 
 /**
@@ -15,7 +14,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 class ServerVersionTest {
 
     static ServerVersion version(String text) {
-        return ServerVersion.parse(text, ServerFlavor.AUTO, 50);
+        return ServerVersion.parse(text, ServerVersion.Flavor.AUTO, 50);
     }
 
     @Test
@@ -52,9 +51,9 @@ class ServerVersionTest {
         assertThat(mySql.fractionalWaits()).isFalse();
         assertThat(mySql.setStatement()).isFalse();
         // a proxy that hides the version: the configured flavor decides, current versions are assumed
-        ServerVersion hidden = ServerVersion.parse("proxy", ServerFlavor.MYSQL, 50);
+        ServerVersion hidden = ServerVersion.parse("proxy", ServerVersion.Flavor.MYSQL, 50);
         assertThat(hidden.mariaDb()).isFalse();
         assertThat(hidden.namedLockProblem()).isEmpty();
-        assertThat(ServerVersion.parse("11.4.5-MariaDB", ServerFlavor.MYSQL, 50).fractionalWaits()).isFalse();
+        assertThat(ServerVersion.parse("11.4.5-MariaDB", ServerVersion.Flavor.MYSQL, 50).fractionalWaits()).isFalse();
     }
 }

@@ -11,7 +11,6 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.metrics.LockMetrics;
 
 /** Marks locks lost and calls their listeners on threads of its own, so a slow listener delays no one. */
 public final class LossNotifier implements AutoCloseable {

@@ -21,7 +21,6 @@ import org.jboss.logging.Logger;
 
 import io.agroal.api.AgroalDataSource;
 import io.agroal.pool.wrapper.ConnectionWrapper;
-import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
 
 /**
  * Borrows lock connections from the Agroal pool and gives them back.
@@ -43,7 +42,7 @@ public final class ConnectionSource implements AutoCloseable {
     private final Statements statements = new Statements();
     private final Duration connectionWait;
     private final Duration statementTimeout;
-    private final ServerFlavor flavor;
+    private final ServerVersion.Flavor flavor;
     private final ExecutorService borrower;
     private final PoolBorrowing pool;
     /** Null where the application has no JTA transactions. */
@@ -59,7 +58,7 @@ public final class ConnectionSource implements AutoCloseable {
      * @param transactions the JTA transaction manager, or null where there is none
      */
     public ConnectionSource(AgroalDataSource dataSource, String dataSourceName, Duration connectionWait,
-            Duration statementTimeout, ServerFlavor flavor, TransactionManager transactions) {
+            Duration statementTimeout, ServerVersion.Flavor flavor, TransactionManager transactions) {
         this.dataSource = dataSource;
         this.dataSourceName = dataSourceName;
         this.connectionWait = connectionWait;

@@ -6,7 +6,6 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.quarkiverse.mysqllock.runtime.DataSourceNames;
 
 /**
  * Refuses datasources on which a named lock can be dropped silently.

@@ -5,8 +5,6 @@ import java.util.Optional;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
-
 /**
  * The lock server, as {@code VERSION()} describes it (or {@code quarkus.mysql-lock.server-flavor} overrides it, for
  * proxies that hide it), and what its SQL offers. Unknown version numbers are taken as current ones.
@@ -20,16 +18,23 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.ServerFlavor;
 public record ServerVersion(boolean mariaDb, int major, int minor, int patch, String text, long lockWaitSeconds,
         boolean galera) {
 
+    /** Whose semantics apply: read from {@code VERSION()} (AUTO), or set for proxies that hide it. */
+    public enum Flavor {
+        AUTO,
+        MYSQL,
+        MARIADB
+    }
+
     private static final Pattern NUMBERS = Pattern.compile("^(?:5\\.5\\.5-)?(\\d+)\\.(\\d+)\\.(\\d+)");
 
     /**
      * @param version what {@code SELECT VERSION()} returned
      * @param configured {@code quarkus.mysql-lock.server-flavor}: AUTO reads the flavor from the version
      */
-    public static ServerVersion parse(String version, ServerFlavor configured, long lockWaitSeconds) {
+    public static ServerVersion parse(String version, Flavor configured, long lockWaitSeconds) {
         String text = version == null ? "" : version.strip();
-        boolean mariaDb = configured == ServerFlavor.AUTO ? text.toLowerCase(Locale.ROOT).contains("mariadb")
-                : configured == ServerFlavor.MARIADB;
+        boolean mariaDb = configured == Flavor.AUTO ? text.toLowerCase(Locale.ROOT).contains("mariadb")
+                : configured == Flavor.MARIADB;
         Matcher numbers = NUMBERS.matcher(text);
         if (numbers.find()) {
             return new ServerVersion(mariaDb, Integer.parseInt(numbers.group(1)), Integer.parseInt(numbers.group(2)),

@@ -7,13 +7,14 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /**
  * Metrics whose failures are logged, never thrown: the engines report from the middle of a grant, a release, a loss
  * and a renewal, and a registry that refuses a meter (a Prometheus registry whose meter of the same name has other tag
  * keys, a registry closed early) must not leak a granted lock, silence a loss or stop the renewals.
  */
-final class GuardedMetrics implements LockMetrics {
+public final class GuardedMetrics implements LockMetrics {
 
     private static final Logger LOG = Logger.getLogger(GuardedMetrics.class);
 
@@ -21,8 +22,13 @@ final class GuardedMetrics implements LockMetrics {
     /** Set at the first failure: it is logged with its cause once, later ones at debug level. */
     private final AtomicBoolean failedOnce = new AtomicBoolean();
 
-    GuardedMetrics(LockMetrics metrics) {
+    private GuardedMetrics(LockMetrics metrics) {
         this.metrics = metrics;
+    }
+
+    /** The same metrics, whose failures are logged instead of thrown into the engines. */
+    public static LockMetrics of(LockMetrics metrics) {
+        return metrics == LockMetrics.NONE || metrics instanceof GuardedMetrics ? metrics : new GuardedMetrics(metrics);
     }
 
     @Override

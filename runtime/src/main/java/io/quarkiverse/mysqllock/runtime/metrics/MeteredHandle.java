@@ -7,6 +7,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /** A handle that reports its hold time when it is first released. */
 final class MeteredHandle implements ControlledHandle {

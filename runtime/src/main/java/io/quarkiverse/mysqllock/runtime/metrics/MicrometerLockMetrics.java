@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /**
  * The metrics in Micrometer (loaded only when the application has {@code quarkus-micrometer}). Every meter is tagged

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.jdbc;
 
 /** Datasource names as Quarkus spells them. */
 public final class DataSourceNames {

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.fleet;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -16,15 +16,12 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
-import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
-import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
-import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
@@ -38,11 +35,12 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * sharing the lock table agreed on ({@link EngineAgreement}), and logs why. The choice is made at start-up when the
  * database answers, else at first use: an application whose database is down starts anyway.
  */
-final class SelectingEngine implements LockEngine {
+public final class SelectingEngine implements LockEngine {
 
     private static final Logger LOG = Logger.getLogger(SelectingEngine.class);
 
-    private final Mode mode;
+    /** {@code quarkus.mysql-lock.mode}: the engine it names, or empty for AUTO. */
+    private final Optional<LockMode> mode;
     private final Optional<Boolean> replication;
     private final Optional<String> urlProblem;
     private final ConnectionSource connections;
@@ -63,10 +61,11 @@ final class SelectingEngine implements LockEngine {
     private final Consumer<LockEngine> onChosen;
 
     /**
+     * @param mode the engine {@code quarkus.mysql-lock.mode} names, or empty for AUTO
      * @param memberTtl how long this instance's membership of its fleet lasts unless renewed
      * @param namedMargin, leaseMargin how often each engine renews it: it counts as lapsed this long before its end
      */
-    public SelectingEngine(Mode mode, Optional<Boolean> replication, Optional<String> urlProblem,
+    public SelectingEngine(Optional<LockMode> mode, Optional<Boolean> replication, Optional<String> urlProblem,
             ConnectionSource connections, LockTable table, EngineAgreement agreement, String identity, Duration memberTtl,
             Duration namedMargin, Duration leaseMargin, Function<Membership, LockEngine> named,
             Function<Membership, LockEngine> lease, Consumer<LockEngine> onChosen) {
@@ -173,10 +172,10 @@ final class SelectingEngine implements LockEngine {
     /** What this instance would choose on its own, by its configuration and the server; or why it cannot start. */
     private Proposal propose(Connection raw, ServerVersion server) throws SQLException {
         Optional<String> versionProblem = server.namedLockProblem();
-        switch (mode) {
-            case LEASE:
+        switch (mode.map(LockMode::name).orElse("AUTO")) {
+            case "LEASE":
                 return new Proposal(LockMode.LEASE, "quarkus.mysql-lock.mode=lease", true, Optional.empty());
-            case NAMED: {
+            case "NAMED": {
                 Topology topology = TopologyProbe.probe(raw, server.mariaDb());
                 if (topology.galera()) {
                     throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
@@ -308,7 +307,7 @@ final class SelectingEngine implements LockEngine {
         try {
             engine = engine();
         } catch (RuntimeException e) {
-            data.put("engine", "not chosen yet: " + mode);
+            data.put("engine", "not chosen yet: " + mode.map(LockMode::name).orElse("AUTO"));
             return EngineHealth.down("the lock engine could not be chosen: " + e.getMessage(), data);
         }
         data.put("engine", engine.mode().toString());

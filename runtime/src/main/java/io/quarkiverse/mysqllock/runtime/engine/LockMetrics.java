@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime.metrics;
+package io.quarkiverse.mysqllock.runtime.engine;
 
 import java.util.function.IntSupplier;
 
@@ -13,11 +13,6 @@ public interface LockMetrics {
 
     LockMetrics NONE = new LockMetrics() {
     };
-
-    /** The same metrics, whose failures are logged instead of thrown into the engines. */
-    static LockMetrics guarded(LockMetrics metrics) {
-        return metrics == NONE || metrics instanceof GuardedMetrics ? metrics : new GuardedMetrics(metrics);
-    }
 
     enum Outcome {
         /** granted */
