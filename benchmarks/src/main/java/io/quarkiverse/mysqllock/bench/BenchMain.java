@@ -106,7 +106,8 @@ public class BenchMain implements QuarkusApplication {
             List<Subject> subjects = new ArrayList<>(List.of(
                     Floors.named(dataSource),
                     Engines.acquireRelease("NAMED engine", locks),
-                    Floors.lease(dataSource, config.lease().table(), LEASE_TTL.toNanos() / 1000),
+                    Floors.lease(dataSource, WithMode.table(config, MySqlLockRuntimeConfig.Mode.LEASE),
+                            LEASE_TTL.toNanos() / 1000),
                     Engines.acquireRelease("LEASE engine", lease),
                     Peers.shedLock(dataSource),
                     Peers.spring(dataSource)));

@@ -5,8 +5,17 @@ import java.util.Optional;
 
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
 
-/** The application's lock configuration with another engine and lease ttl, for a second manager in the same JVM. */
+/**
+ * The application's lock configuration with another engine and lease ttl, for a second manager in the same JVM. It
+ * uses a lock table of its own: the instances sharing a lock table use one engine (the fleet's agreement), so the
+ * application's NAMED manager and this one cannot share the table.
+ */
 record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implements MySqlLockRuntimeConfig {
+
+    /** The lock table of a manager of the other engine. */
+    static String table(MySqlLockRuntimeConfig config, Mode mode) {
+        return config.lease().table() + "_" + mode.name().toLowerCase(java.util.Locale.ROOT);
+    }
 
     @Override
     public Optional<Boolean> replication() {
@@ -54,7 +63,7 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
         return new Lease() {
             @Override
             public String table() {
-                return lease.table();
+                return WithMode.table(config, mode);
             }
 
             @Override
