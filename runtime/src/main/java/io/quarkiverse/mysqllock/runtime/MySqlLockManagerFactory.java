@@ -104,13 +104,17 @@ public final class MySqlLockManagerFactory {
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
-                config.statementTimeout(), ServerVersion.Flavor.valueOf(config.serverFlavor().name()), transactions);
+                config.statementTimeout(), flavor(config.serverFlavor()), transactions);
         Duration keepalive = config.named().keepaliveInterval();
         // A membership outlives three renewals of either engine, and the lease ttl. Like a lease, it ends by a server's
         // clock: under LEASE it counts as lapsed max-clock-skew earlier, and lasts that much longer to make up for it.
         Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(maxClockSkew);
-        SelectingEngine engine = new SelectingEngine(
-                config.mode() == Mode.AUTO ? Optional.empty() : Optional.of(LockMode.valueOf(config.mode().name())), config.replication(), urlProblem, connections, table,
+        Optional<LockMode> configuredMode = switch (config.mode()) {
+            case AUTO -> Optional.empty();
+            case NAMED -> Optional.of(LockMode.NAMED);
+            case LEASE -> Optional.of(LockMode.LEASE);
+        };
+        SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
                 new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
                 keepalive, renewInterval.plus(maxClockSkew),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
@@ -120,8 +124,16 @@ public final class MySqlLockManagerFactory {
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        return new MySqlLockManager(MeteredEngine.of(engine, metrics, engine::chosenMode), names, config.defaultWait(), new RunOnce(connections, table),
-                new TransactionScopedLocks(dataSource, connections, table, transactions));
+        return new MySqlLockManager(MeteredEngine.of(engine, metrics, engine::chosenMode), names, config.defaultWait(),
+                new RunOnce(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
+    }
+
+    private static ServerVersion.Flavor flavor(MySqlLockRuntimeConfig.ServerFlavor configured) {
+        return switch (configured) {
+            case AUTO -> ServerVersion.Flavor.AUTO;
+            case MYSQL -> ServerVersion.Flavor.MYSQL;
+            case MARIADB -> ServerVersion.Flavor.MARIADB;
+        };
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -1,135 +1,218 @@
 package io.quarkiverse.mysqllock.deployment.named;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.Driver;
+import java.sql.DriverPropertyInfo;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Properties;
-import java.util.function.Supplier;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Logger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
-import com.mysql.cj.MysqlConnection;
-import com.mysql.cj.Query;
-import com.mysql.cj.interceptors.QueryInterceptor;
-import com.mysql.cj.log.Log;
-import com.mysql.cj.protocol.Resultset;
-import com.mysql.cj.protocol.ServerSession;
-
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
-import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * A GET_LOCK or RELEASE_LOCK that fails in the driver, before the server answered (here a query interceptor throws;
- * the driver hands it on as an SQLException of its own, SQLSTATE S1000), leaves nothing behind: no connection stays
- * pinned, the name is free on the server, and the next acquisition works.
+ * A statement on a pinned connection that ends with the driver's RuntimeException instead of an answer (a driver bug)
+ * leaves the session in doubt: whether the server granted or released the lock is unknown. The session is destroyed
+ * (which frees whatever it held on the server) and its locks reported lost, and the acquisition is refused once, not
+ * retried on connection after connection. Before, the RuntimeException went through to the caller and left the
+ * connection pinned: after a GET_LOCK for good, after a RELEASE_LOCK holding the name on the server.
  */
 class DriverErrorTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app(FailNext.class);
+    static final QuarkusUnitTest app = LockApp.app(FaultyDriver.class);
 
     /**
-     * Throws a RuntimeException, once, before the next statement whose text starts as armed. Armed through a system
-     * property: the driver loads this class on a class loader of its own, whose copy shares no static field with the
-     * test's.
+     * MySQL Connector/J whose statements throw a RuntimeException, without reaching the server, while their text starts
+     * as armed.
      */
-    public static final class FailNext implements QueryInterceptor {
-        static final String ARMED = "mysql-lock.test.driver-fails-before";
+    public static final class FaultyDriver implements Driver {
+        static volatile String failBefore;
+        static volatile boolean once = true;
+        static final AtomicInteger FAILURES = new AtomicInteger();
 
-        static void arm(String statementStart) {
-            System.setProperty(ARMED, statementStart);
+        private final Driver mysql;
+
+        public FaultyDriver() throws SQLException {
+            this.mysql = new com.mysql.cj.jdbc.Driver();
         }
 
-        static String armed() {
-            return System.getProperty(ARMED);
+        static void arm(String statementStart, boolean onlyOnce) {
+            once = onlyOnce;
+            FAILURES.set(0);
+            failBefore = statementStart;
         }
 
-        @Override
-        public QueryInterceptor init(MysqlConnection connection, Properties properties, Log log) {
-            return this;
-        }
-
-        @Override
-        public <T extends Resultset> T preProcess(Supplier<String> sql, Query query) {
-            String armed = armed();
-            if (armed != null && sql.get() != null && sql.get().startsWith(armed)
-                    && System.getProperties().remove(ARMED, armed)) {
-                throw new IllegalStateException("the driver failed in the middle of " + armed);
+        private static void maybeFail(String sql) {
+            String armed = failBefore;
+            if (armed != null && sql != null && sql.startsWith(armed)) {
+                if (once) {
+                    failBefore = null;
+                }
+                FAILURES.incrementAndGet();
+                throw new IllegalStateException("a driver bug in the middle of " + armed);
             }
-            return null;
         }
 
         @Override
-        public boolean executeTopLevelOnly() {
+        public Connection connect(String url, Properties info) throws SQLException {
+            Connection real = mysql.connect(url, info);
+            return real == null ? null : wrap(Connection.class, real, (proxy, method, args) -> {
+                if (method.getName().equals("unwrap") && ((Class<?>) args[0]).isInstance(proxy)) {
+                    return proxy;
+                }
+                Object result = invoke(real, method, args);
+                if (method.getName().equals("prepareStatement") && result instanceof PreparedStatement prepared) {
+                    String sql = (String) args[0];
+                    return wrap(PreparedStatement.class, prepared, (p, m, a) -> {
+                        if (m.getName().startsWith("execute")) {
+                            maybeFail(sql);
+                        }
+                        return invoke(prepared, m, a);
+                    });
+                }
+                if (method.getName().equals("createStatement") && result instanceof Statement statement) {
+                    return wrap(Statement.class, statement, (p, m, a) -> {
+                        if (m.getName().startsWith("execute") && a != null && a.length > 0 && a[0] instanceof String sql) {
+                            maybeFail(sql);
+                        }
+                        return invoke(statement, m, a);
+                    });
+                }
+                return result;
+            });
+        }
+
+        private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+            try {
+                return method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+
+        private static <T> T wrap(Class<T> type, T target, InvocationHandler handler) {
+            return type.cast(Proxy.newProxyInstance(FaultyDriver.class.getClassLoader(), new Class<?>[] { type }, handler));
+        }
+
+        @Override
+        public boolean acceptsURL(String url) throws SQLException {
+            return mysql.acceptsURL(url);
+        }
+
+        @Override
+        public DriverPropertyInfo[] getPropertyInfo(String url, Properties info) throws SQLException {
+            return mysql.getPropertyInfo(url, info);
+        }
+
+        @Override
+        public int getMajorVersion() {
+            return mysql.getMajorVersion();
+        }
+
+        @Override
+        public int getMinorVersion() {
+            return mysql.getMinorVersion();
+        }
+
+        @Override
+        public boolean jdbcCompliant() {
             return false;
         }
 
         @Override
-        public void destroy() {
-        }
-
-        @Override
-        public <T extends Resultset> T postProcess(Supplier<String> sql, Query query, T originalResultSet,
-                ServerSession serverSession) {
-            return null;
+        public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+            throw new SQLFeatureNotSupportedException();
         }
     }
 
     @AfterEach
     void disarm() {
-        System.clearProperty(FailNext.ARMED);
+        FaultyDriver.failBefore = null;
     }
 
-    private static StandaloneLocks ownConnectionsOnly(String id) {
-        TestDatabase db = TestDatabase.shared();
-        // no shared connections: every lock on a connection of its thread's own
-        return StandaloneLocks.Settings.of(id).mode(Mode.NAMED).sharedConnections(0)
-                .on(db.withUrl(db.jdbcUrl() + (db.jdbcUrl().contains("?") ? "&" : "?") + "queryInterceptors="
-                        + FailNext.class.getName()))
-                .start();
+    private static StandaloneLocks instance(String id, int sharedConnections) {
+        return StandaloneLocks.Settings.of(id).mode(Mode.NAMED).sharedConnections(sharedConnections)
+                .driver(FaultyDriver.class).start();
     }
 
     @Test
-    void aGetLockThatFailsInTheDriverLeavesNoConnectionPinned() {
-        try (StandaloneLocks instance = ownConnectionsOnly("driver-fails-get")) {
+    void aGetLockThatFailsInTheDriverDestroysItsConnection() {
+        // no shared connections: the lock is asked for on a connection of the thread's own
+        try (StandaloneLocks instance = instance("driver-fails-get", 0)) {
             NamedLockEngine engine = (NamedLockEngine) instance.locks.engine();
-            FailNext.arm("SELECT GET_LOCK");
-            try {
-                instance.locks.acquire("driver:get", Duration.ofMillis(200)).release();
-            } catch (RuntimeException e) {
-                // a clear refusal is as good as a grant on a new connection; a pinned connection left behind is not
-            }
-            assertThat(FailNext.armed()).as("the driver failed once").isNull();
-            assertThat(ServerState.holder("driver:get")).isEmpty();
+            FaultyDriver.arm("SELECT GET_LOCK", true);
+            assertThatThrownBy(() -> instance.locks.acquire("driver:get", Duration.ofMillis(200)))
+                    .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("a driver bug");
+            assertThat(FaultyDriver.FAILURES.get()).isEqualTo(1);
             assertThat(engine.pinnedConnections()).as(engine.describePinned().toString()).isZero();
+            assertThat(ServerState.holder("driver:get")).isEmpty();
             instance.locks.acquire("driver:get", Duration.ZERO).release();
             assertThat(engine.pinnedConnections()).isZero();
         }
     }
 
     @Test
+    void aGetLockThatKeepsFailingOnASharedConnectionCostsOneConnectionAndItsLocks() {
+        try (StandaloneLocks instance = instance("driver-fails-shared", 4)) {
+            NamedLockEngine engine = (NamedLockEngine) instance.locks.engine();
+            LockHandle tenant = instance.locks.acquire("driver:tenant", Duration.ZERO);
+            CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
+            tenant.onLost(lost::add);
+            assertThat(engine.pinnedConnections()).isEqualTo(1);
+
+            FaultyDriver.arm("SELECT GET_LOCK", false); // every GET_LOCK fails from now on
+            assertThatThrownBy(() -> instance.locks.tryAcquire("driver:shared"))
+                    .isInstanceOf(LockNotAcquiredException.class).hasMessageContaining("a driver bug");
+            assertThat(FaultyDriver.FAILURES.get()).as("attempts: not retried on other connections").isEqualTo(1);
+
+            // the session in doubt is gone, and with it the lock of its co-tenant, which is told
+            LockApp.await("the co-tenant to be told", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.CONNECTION_LOST);
+            assertThat(ServerState.holder("driver:tenant")).isEmpty();
+            assertThat(engine.pinnedConnections()).as(engine.describePinned().toString()).isZero();
+            tenant.release();
+        }
+    }
+
+    @Test
     void aReleaseThatFailsInTheDriverFreesTheNameAndReportsTheLoss() {
-        try (StandaloneLocks instance = ownConnectionsOnly("driver-fails-release")) {
+        try (StandaloneLocks instance = instance("driver-fails-release", 0)) {
             NamedLockEngine engine = (NamedLockEngine) instance.locks.engine();
             LockHandle handle = instance.locks.acquire("driver:release", Duration.ZERO);
-            FailNext.arm("SELECT RELEASE_LOCK");
-            try {
-                handle.release();
-            } catch (RuntimeException e) {
-                // the release may report what happened; the name must be free and nothing pinned
-            }
-            assertThat(FailNext.armed()).as("the driver failed once").isNull();
-            LockApp.await("the name to be free on the server", Duration.ofSeconds(5),
-                    () -> ServerState.holder("driver:release").isEmpty());
+            CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
+            handle.onLost(lost::add);
+            FaultyDriver.arm("SELECT RELEASE_LOCK", true);
+            handle.release();
+            assertThat(FaultyDriver.FAILURES.get()).isEqualTo(1);
+            assertThat(ServerState.holder("driver:release")).as("freed with its destroyed connection").isEmpty();
             assertThat(engine.pinnedConnections()).as(engine.describePinned().toString()).isZero();
+            LockApp.await("the loss to be reported", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            assertThat(lost.get(0).getMessage()).contains("before it was released");
             assertThat(instance.locks.held()).isEmpty();
         }
     }

@@ -29,7 +29,7 @@ import io.quarkus.test.QuarkusUnitTest;
  * <p>
  * That interleaving depends on the phase of two periodic tasks, so this test makes it happen: it reaches into the
  * keepalive (by reflection: the names {@code keepalive}, {@code checks}, {@code checkSessions} and
- * {@code giveBackIdleShared} are the engine's) to run the session check and then the give-back back to back, with the
+ * {@code tendIdleSessions} are the engine's) to run the session check and then the give-back back to back, with the
  * check's work held until both have looked.
  */
 class IdleSharedGiveBackTest {
@@ -96,7 +96,7 @@ class IdleSharedGiveBackTest {
 
             invoke(keepalive, "checkSessions"); // claims the session; its work waits
             LockSupport.parkNanos(Duration.ofMillis(1200).toNanos()); // the session is idle longer than its linger now
-            invoke(keepalive, "giveBackIdleShared"); // finds it claimed
+            invoke(keepalive, "tendIdleSessions"); // finds it claimed
             assertThat(held.runAll()).as("the work the claims handed over").isPositive();
 
             assertThat(engine.pinnedConnections()).as("pinned after the claimed work ran: " + engine.describePinned())

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.deployment.testing;
 
+import java.sql.Driver;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
@@ -29,24 +30,24 @@ public final class StandaloneLocks implements AutoCloseable {
      */
     public record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
             int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
-            Duration maxClockSkew, LockMetrics metrics) {
+            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver) {
 
         public static Settings of(String id) {
             return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
                     "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
-                    Duration.ofMillis(200), LockMetrics.NONE);
+                    Duration.ofMillis(200), LockMetrics.NONE, null);
         }
 
         public Settings statementTimeout(Duration limit) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew, metrics, driver);
         }
 
         public Settings on(TestDatabase server) {
-            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
-            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings replication(boolean replicated) {
@@ -54,34 +55,40 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         public Settings withReplication(Optional<Boolean> replicated) {
-            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings sharedConnections(int shared) {
-            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings table(String lockTable) {
-            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings ttl(Duration leaseTtl) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings keepalive(Duration interval) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew, metrics);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew, metrics, driver);
         }
 
         public Settings maxClockSkew(Duration skew) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    skew, metrics);
+                    skew, metrics, driver);
         }
 
         /** Where the engines report their metrics (by default nowhere). */
         public Settings metrics(LockMetrics sink) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, sink);
+                    maxClockSkew, sink, driver);
+        }
+
+        /** The JDBC driver the pool connects with (by default the URL's). */
+        public Settings driver(Class<? extends Driver> jdbcDriver) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, jdbcDriver);
         }
 
         public StandaloneLocks start() {
@@ -110,9 +117,15 @@ public final class StandaloneLocks implements AutoCloseable {
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
                     .connectionPoolConfiguration(pool -> pool.maxSize(20).acquisitionTimeout(Duration.ofSeconds(5))
-                            .connectionFactoryConfiguration(factory -> factory.jdbcUrl(settings.db().jdbcUrl())
-                                    .principal(new NamePrincipal(settings.db().user()))
-                                    .credential(new SimplePassword(settings.db().password())))));
+                            .connectionFactoryConfiguration(factory -> {
+                                factory.jdbcUrl(settings.db().jdbcUrl())
+                                        .principal(new NamePrincipal(settings.db().user()))
+                                        .credential(new SimplePassword(settings.db().password()));
+                                if (settings.driver() != null) {
+                                    factory.connectionProviderClass(settings.driver());
+                                }
+                                return factory;
+                            })));
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }

@@ -6,7 +6,7 @@ import java.util.Optional;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 
-/** What an engine does; the {@link io.quarkiverse.mysqllock.runtime.MySqlLockManager} in front of it validates arguments and adds the conveniences. */
+/** What an engine does; the {@code MySqlLockManager} in front of it validates arguments and adds the conveniences. */
 public interface LockEngine extends AutoCloseable {
 
     /**

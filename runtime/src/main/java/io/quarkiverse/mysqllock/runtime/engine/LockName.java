@@ -2,7 +2,7 @@ package io.quarkiverse.mysqllock.runtime.engine;
 
 /**
  * One lock name in its two forms: as the application gave it (for messages and handles) and as the server knows it
- * ({@link io.quarkiverse.mysqllock.runtime.LockNames#serverName(String)}: namespaced, and hashed when the server could not hold it as it is). Engines
+ * ({@code LockNames.serverName}: namespaced, and hashed when the server could not hold it as it is). Engines
  * key everything by the server name and speak to users with the given one.
  */
 public record LockName(String name, String serverName) {

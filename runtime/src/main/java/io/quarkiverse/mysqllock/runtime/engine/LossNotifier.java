@@ -12,7 +12,10 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 
-/** Marks locks lost and calls their listeners on threads of its own, so a slow listener delays no one. */
+/**
+ * Marks locks lost and calls their listeners on threads of its own, so a slow listener delays no one (once the engine
+ * is shut down, on the thread that found the loss).
+ */
 public final class LossNotifier implements AutoCloseable {
 
     private static final Logger LOG = Logger.getLogger(LossNotifier.class);
@@ -64,7 +67,11 @@ public final class LossNotifier implements AutoCloseable {
             try {
                 listeners.execute(notification);
             } catch (RejectedExecutionException e) {
-                notification.run(); // shut down: told here rather than never
+                try {
+                    notification.run(); // shut down: told here rather than never
+                } catch (Error error) {
+                    LOG.errorf(error, "An onLost listener of lock '%s' failed", lock.name);
+                }
             }
         }
     }

@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.engine;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jboss.logging.Logger;
 
@@ -26,15 +27,23 @@ public final class PeriodicWork {
 
     /** Runs {@code work} every {@code periodNanos} after the end of its last run, the first after {@code delayNanos}. */
     public void every(long delayNanos, long periodNanos, String what, Runnable work) {
+        // The first failure after a run that succeeded is logged with its cause; the next ones, which may come every
+        // few milliseconds while a fault lasts, at debug level.
+        AtomicBoolean failing = new AtomicBoolean();
         executor.scheduleWithFixedDelay(() -> {
             try {
                 work.run();
+                failing.set(false);
             } catch (Throwable e) {
                 if (executor.isShutdown()) {
                     return; // interrupted by the shutdown
                 }
-                LOG.errorf(e, "The lock engine's %s failed; it runs again in %d ms", what,
-                        TimeUnit.NANOSECONDS.toMillis(periodNanos));
+                if (failing.compareAndSet(false, true)) {
+                    LOG.errorf(e, "The lock engine's %s failed; it runs again in %d ms (further failures in a row are"
+                            + " logged at debug level)", what, TimeUnit.NANOSECONDS.toMillis(periodNanos));
+                } else {
+                    LOG.debugf(e, "The lock engine's %s failed again", what);
+                }
             }
         }, delayNanos, periodNanos, TimeUnit.NANOSECONDS);
     }

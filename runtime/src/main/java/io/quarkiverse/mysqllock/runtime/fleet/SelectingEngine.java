@@ -172,52 +172,61 @@ public final class SelectingEngine implements LockEngine {
     /** What this instance would choose on its own, by its configuration and the server; or why it cannot start. */
     private Proposal propose(Connection raw, ServerVersion server) throws SQLException {
         Optional<String> versionProblem = server.namedLockProblem();
-        switch (mode.map(LockMode::name).orElse("AUTO")) {
-            case "LEASE":
-                return new Proposal(LockMode.LEASE, "quarkus.mysql-lock.mode=lease", true, Optional.empty());
-            case "NAMED": {
-                Topology topology = TopologyProbe.probe(raw, server.mariaDb());
-                if (topology.galera()) {
-                    throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
-                            + " locks are not shared between nodes");
-                }
-                if (topology.readOnly()) {
-                    throw refusal("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
-                            + " Named locks taken there are invisible to the primary");
-                }
-                if (versionProblem.isPresent()) {
-                    throw refusal(versionProblem.get());
-                }
-                return new Proposal(LockMode.NAMED, "quarkus.mysql-lock.mode=named", true, Optional.empty());
-            }
-            default: {
-                Optional<Topology> configured = TopologyProbe.fromConfiguration(replication, urlProblem);
-                Topology topology = configured.isPresent() ? configured.get() : TopologyProbe.probe(raw, server.mariaDb());
-                if (topology.unseen() != null) {
-                    LOG.warnf("Replication detection on datasource '%s': %s. If replicas read it, set"
-                            + " quarkus.mysql-lock.replication=true (the LEASE engine): named locks are not replicated."
-                            + " Set it to false to choose NAMED without detection", connections.dataSourceName(),
-                            topology.unseen());
-                }
-                Optional<String> namedImpossible = urlProblem
-                        .or(() -> topology.galera() ? Optional.of("the server is a Galera cluster node") : Optional.empty())
-                        .or(() -> topology.readOnly() ? Optional.of("the server is read-only") : Optional.empty())
-                        .or(() -> versionProblem);
-                if (topology.replicated() || topology.galera()) {
-                    return new Proposal(LockMode.LEASE, "replication is configured: " + topology.reason()
-                            + " (named locks are not replicated)", false, namedImpossible);
-                }
-                if (topology.readOnly()) {
-                    return new Proposal(LockMode.LEASE, "the server is read-only (a replica, or a primary being failed"
-                            + " over), where named locks would be invisible to the primary", false, namedImpossible);
-                }
-                if (versionProblem.isPresent()) {
-                    return new Proposal(LockMode.LEASE, versionProblem.get(), false, namedImpossible);
-                }
-                return new Proposal(LockMode.NAMED, "no replication is configured: " + topology.reason(), false,
-                        namedImpossible);
-            }
+        if (mode.isEmpty()) {
+            return proposeAuto(raw, server, versionProblem);
         }
+        return switch (mode.get()) {
+            case LEASE -> new Proposal(LockMode.LEASE, "quarkus.mysql-lock.mode=lease", true, Optional.empty());
+            case NAMED -> proposeNamed(raw, server, versionProblem);
+        };
+    }
+
+    /** {@code mode=named}: refused where named locks cannot work. */
+    private Proposal proposeNamed(Connection raw, ServerVersion server, Optional<String> versionProblem)
+            throws SQLException {
+        Topology topology = TopologyProbe.probe(raw, server.mariaDb());
+        if (topology.galera()) {
+            throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
+                    + " locks are not shared between nodes");
+        }
+        if (topology.readOnly()) {
+            throw refusal("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
+                    + " Named locks taken there are invisible to the primary");
+        }
+        if (versionProblem.isPresent()) {
+            throw refusal(versionProblem.get());
+        }
+        return new Proposal(LockMode.NAMED, "quarkus.mysql-lock.mode=named", true, Optional.empty());
+    }
+
+    /** AUTO: NAMED unless the topology (or the configuration) says the locks must be replicated. */
+    private Proposal proposeAuto(Connection raw, ServerVersion server, Optional<String> versionProblem)
+            throws SQLException {
+        Optional<Topology> configured = TopologyProbe.fromConfiguration(replication, urlProblem);
+        Topology topology = configured.isPresent() ? configured.get() : TopologyProbe.probe(raw, server.mariaDb());
+        if (topology.unseen() != null) {
+            LOG.warnf("Replication detection on datasource '%s': %s. If replicas read it, set"
+                    + " quarkus.mysql-lock.replication=true (the LEASE engine): named locks are not replicated."
+                    + " Set it to false to choose NAMED without detection", connections.dataSourceName(),
+                    topology.unseen());
+        }
+        Optional<String> namedImpossible = urlProblem
+                .or(() -> topology.galera() ? Optional.of("the server is a Galera cluster node") : Optional.empty())
+                .or(() -> topology.readOnly() ? Optional.of("the server is read-only") : Optional.empty())
+                .or(() -> versionProblem);
+        if (topology.replicated() || topology.galera()) {
+            return new Proposal(LockMode.LEASE, "replication is configured: " + topology.reason()
+                    + " (named locks are not replicated)", false, namedImpossible);
+        }
+        if (topology.readOnly()) {
+            return new Proposal(LockMode.LEASE, "the server is read-only (a replica, or a primary being failed"
+                    + " over), where named locks would be invisible to the primary", false, namedImpossible);
+        }
+        if (versionProblem.isPresent()) {
+            return new Proposal(LockMode.LEASE, versionProblem.get(), false, namedImpossible);
+        }
+        return new Proposal(LockMode.NAMED, "no replication is configured: " + topology.reason(), false,
+                namedImpossible);
     }
 
     /**

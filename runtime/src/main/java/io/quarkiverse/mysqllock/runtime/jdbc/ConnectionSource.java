@@ -175,7 +175,7 @@ public final class ConnectionSource implements AutoCloseable {
     private void close(Connection pooled) {
         try {
             pooled.close();
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
             LOG.debugf(e, "Returning a lock connection of datasource '%s' failed", dataSourceName);
         }
     }

@@ -35,7 +35,7 @@ public final class GuardedMetrics implements LockMetrics {
     public void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
         try {
             metrics.acquisition(engine, outcome, waitNanos);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             failed(e);
         }
     }
@@ -44,7 +44,7 @@ public final class GuardedMetrics implements LockMetrics {
     public void held(LockMode engine, long holdNanos) {
         try {
             metrics.held(engine, holdNanos);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             failed(e);
         }
     }
@@ -53,7 +53,7 @@ public final class GuardedMetrics implements LockMetrics {
     public void lost(LockMode engine, LockLostException.Reason cause) {
         try {
             metrics.lost(engine, cause);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             failed(e);
         }
     }
@@ -62,7 +62,7 @@ public final class GuardedMetrics implements LockMetrics {
     public void renewed(int leases) {
         try {
             metrics.renewed(leases);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             failed(e);
         }
     }
@@ -71,12 +71,12 @@ public final class GuardedMetrics implements LockMetrics {
     public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
         try {
             metrics.engineChosen(engine, locksHeld, pinnedConnections);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | LinkageError e) {
             failed(e);
         }
     }
 
-    private void failed(RuntimeException e) {
+    private void failed(Throwable e) {
         if (failedOnce.compareAndSet(false, true)) {
             LOG.warn("Recording a lock metric failed; the locks are not affected, and further failures are logged at"
                     + " debug level (category " + GuardedMetrics.class.getName() + ")", e);

@@ -83,7 +83,7 @@ final class Keepalive {
             }
         });
         keepalive.every(SharedSessions.LINGER_NANOS, SharedSessions.LINGER_NANOS / 2, "give-back of idle sessions",
-                this::giveBackIdleShared);
+                this::tendIdleSessions);
     }
 
     /** Stops the periodic work and interrupts the checks under way (shutdown). */
@@ -123,12 +123,19 @@ final class Keepalive {
 
     // --- the sessions ---
 
-    /** Runs work on a thread of the check pool; false if the engine is shutting down. */
+    /**
+     * Runs work on a thread of the check pool; false if it could not be started (the engine is shutting down, or no
+     * thread could be made): the caller then lets go of whatever it claimed for the work, so that the next period
+     * tries again.
+     */
     private boolean runOnChecks(Runnable work) {
         try {
             checks.execute(work);
             return true;
         } catch (RejectedExecutionException e) {
+            return false;
+        } catch (RuntimeException | Error e) {
+            LOG.error("The lock engine's keepalive could not start a check; it tries again next period", e);
             return false;
         }
     }
@@ -150,7 +157,7 @@ final class Keepalive {
                 session.checking.set(false);
             }
         })) {
-            session.checking.set(false); // shutting down
+            session.checking.set(false); // not started: the next period claims it again
         }
     }
 
@@ -158,20 +165,20 @@ final class Keepalive {
      * Tends the sessions that may have something due now: the shared ones that have held nothing for a moment (to give
      * them back), and any other that seems to hold nothing while still pinned (never expected: given back, and logged).
      */
-    private void giveBackIdleShared() {
+    private void tendIdleSessions() {
         long now = System.nanoTime();
         for (PinnedSession session : pinned.all()) {
             // held.isEmpty() without the mutex is a hint only: tend() decides under it
             if (now - session.lastUsed >= SharedSessions.LINGER_NANOS && (session.shared || session.held.isEmpty())) {
-                onCheckThread(session, () -> tend(session));
+                onCheckThread(session, () -> tend(session, false));
             }
         }
     }
 
-    /** Tends every session, each on a thread of its own: the sessions that hold locks are checked. */
+    /** Tends every session, each on a thread of its own: every session that holds locks is checked. */
     private void checkSessions() {
         for (PinnedSession session : pinned.all()) {
-            onCheckThread(session, () -> tend(session));
+            onCheckThread(session, () -> tend(session, true));
         }
     }
 
@@ -180,8 +187,11 @@ final class Keepalive {
      * for a moment. Whichever periodic task claimed the session does all of it: a claim by one task makes the other
      * skip the session, and with the two tasks run back to back (as after a pause of the JVM), a task that did only its
      * own part would starve the other's for good.
+     *
+     * @param checkTick the session check's own period called: a session holding locks is checked now; otherwise only
+     *        if its last check is a whole period ago
      */
-    private void tend(PinnedSession session) {
+    private void tend(PinnedSession session, boolean checkTick) {
         if (!session.mutex.tryLock()) {
             return; // busy in a statement, which itself would fail if the session were gone
         }
@@ -191,8 +201,7 @@ final class Keepalive {
             }
             long now = System.nanoTime();
             if (!session.held.isEmpty()) {
-                if (session.checks == 0 || now - session.lastChecked >= checkPeriodNanos / 2) {
-                    session.lastChecked = now;
+                if (checkTick || now - session.lastChecked >= checkPeriodNanos) {
                     check(session);
                 }
             } else if (now - session.lastUsed >= SharedSessions.LINGER_NANOS) {
@@ -211,6 +220,7 @@ final class Keepalive {
 
     /** Checks a session's locks on the server; false if the session failed (its locks are then reported lost). */
     private boolean check(PinnedSession session) {
+        session.lastChecked = System.nanoTime();
         List<NamedLock> locks = new ArrayList<>(session.held.values());
         try {
             // Loss is per connection: a session that is still the same server session keeps every named lock it was

@@ -45,10 +45,10 @@ final class PinnedSession {
      * under a statement while the statement's thread retires it.
      */
     final AtomicBoolean handedBack = new AtomicBoolean();
-    /** Which held lock the next keepalive samples, and how many checks it made; guarded by the mutex. */
+    /** Which held lock the next keepalive samples; guarded by the mutex. */
     int checks;
-    /** {@link System#nanoTime()} of the last keepalive check; guarded by the mutex. */
-    long lastChecked;
+    /** {@link System#nanoTime()} of the last check of its locks (or of its pinning); guarded by the mutex. */
+    long lastChecked = System.nanoTime();
     /** {@link System#nanoTime()} of the last acquisition or release on it. */
     volatile long lastUsed = System.nanoTime();
 

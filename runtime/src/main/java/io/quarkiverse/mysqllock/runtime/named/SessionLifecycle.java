@@ -98,7 +98,7 @@ final class SessionLifecycle {
             if (session.autoCommitWasOff) {
                 session.raw.setAutoCommit(false);
             }
-        } catch (SQLException e) {
+        } catch (SQLException | RuntimeException e) {
             connections.discard(session.pooled);
             return;
         }

@@ -9,6 +9,8 @@ import java.sql.Statement;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
+import org.jboss.logging.Logger;
+
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
@@ -20,6 +22,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
  * is that limit, and is raised for the length of a {@code GET_LOCK} wait only.
  */
 final class SessionStatements {
+
+    private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
 
     /** How often a server without fractional waits (MySQL) is polled for the sub-second rest of a wait. */
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -198,12 +202,21 @@ final class SessionStatements {
     }
 
     /**
-     * A statement on a pinned session ended with the driver's RuntimeException instead of an answer (a driver bug, a
-     * query interceptor): whether the server ran it is unknown, so the session is in doubt, reported as a failed
-     * connection (SQLSTATE 08000) so that it is destroyed and its locks reported lost, never left pinned.
+     * A statement on a pinned session ended with the driver's RuntimeException instead of an answer (a driver bug):
+     * whether the server ran it is unknown, so the session is in doubt. {@link #endedBy} counts it as ended, so that the
+     * session is destroyed and its locks reported lost, never left pinned; unlike a connection failure, it is not
+     * retried on another connection, where the same fault would destroy one session after another.
      */
+    static final class InDoubt extends SQLException {
+        InDoubt(RuntimeException cause) {
+            super("The lock connection failed in the driver, and its server session's state is unknown: " + cause,
+                    "HY000", cause);
+        }
+    }
+
     static SQLException inDoubt(RuntimeException e) {
-        return new SQLException("The lock connection failed unexpectedly, its state is unknown: " + e, "08000", e);
+        LOG.warn("A statement on a lock connection failed in the driver; the connection is destroyed", e);
+        return new InDoubt(e);
     }
 
     /**
@@ -212,7 +225,7 @@ final class SessionStatements {
      * a time limit of the server's) ends the one call, not the locks of the session's co-tenants.
      */
     static boolean endedBy(PinnedSession session, SQLException e) {
-        return SqlErrors.isConnectionFailure(e) || !stillTheSameSession(session);
+        return e instanceof InDoubt || SqlErrors.isConnectionFailure(e) || !stillTheSameSession(session);
     }
 
     static void checkSameSession(PinnedSession session, long connectionId) throws SQLException {
