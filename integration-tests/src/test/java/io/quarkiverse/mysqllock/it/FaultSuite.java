@@ -829,12 +829,29 @@ public final class FaultSuite {
                 if (wait > 0) {
                     TimeUnit.MICROSECONDS.sleep(wait);
                 }
-                state.put("unexpired leases left (live workers stopped, dead ones past their ttl)",
-                        single(connection, "SELECT COUNT(*) FROM mysql_lock WHERE expires_at > UTC_TIMESTAMP(6)"
-                                + " AND owner IS NOT NULL AND name NOT LIKE '~%'"));
+                Long left = single(connection, "SELECT COUNT(*) FROM mysql_lock WHERE expires_at > UTC_TIMESTAMP(6)"
+                        + " AND owner IS NOT NULL AND name NOT LIKE '~%'");
+                state.put("unexpired leases left (live workers stopped, dead ones past their ttl)", left);
+                if (left != null && left > 0) {
+                    logLeasesLeft(connection);
+                }
             }
         }
         return state;
+    }
+
+    /** The leases left behind, with the checking server's clock: which holder, and how far in its future. */
+    private void logLeasesLeft(Connection connection) throws SQLException {
+        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(
+                "SELECT name, owner, fence, acquired_at, expires_at, UTC_TIMESTAMP(6) FROM mysql_lock"
+                        + " WHERE expires_at > UTC_TIMESTAMP(6) AND owner IS NOT NULL AND name NOT LIKE '~%'")) {
+            while (rs.next()) {
+                options.log().printf("[controller] lease left: %s owned by %s, fence %d, acquired at %s, expires at %s;"
+                        + " the checking server's time %s; deaths %s; last fault %s%n", rs.getString(1),
+                        rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5), rs.getString(6), deaths,
+                        faults.isEmpty() ? "none" : faults.get(faults.size() - 1));
+            }
+        }
     }
 
     private static void endStateViolations(Map<String, Object> state, List<String> violations) {
