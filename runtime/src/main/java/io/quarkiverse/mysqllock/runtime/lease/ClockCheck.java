@@ -10,7 +10,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+import io.quarkiverse.mysqllock.runtime.table.ServerClock;
 
 /**
  * The server-clock check: the database servers' clocks alone time leases, so a server whose clock runs ahead of the
@@ -23,7 +23,7 @@ final class ClockCheck {
     private static final long SKEW_CHECK_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final ConnectionSource connections;
-    private final LeaseStatements statements;
+    private final ServerClock statements;
     private final long ttlNanos;
     private final long lossMarginNanos;
     /** quarkus.mysql-lock.lease.max-clock-skew. */
@@ -38,7 +38,7 @@ final class ClockCheck {
 
     private volatile ClockSample lastClockSample;
 
-    ClockCheck(ConnectionSource connections, LeaseStatements statements, long ttlNanos, long lossMarginNanos,
+    ClockCheck(ConnectionSource connections, ServerClock statements, long ttlNanos, long lossMarginNanos,
             long maxClockSkewNanos) {
         this.connections = connections;
         this.statements = statements;
@@ -75,7 +75,7 @@ final class ClockCheck {
         data.put("leases held (all instances)", reading[1]);
         data.put("leases held by this instance", leasesHeldHere.getAsInt());
         data.put("server clock minus this instance's clock ms",
-                (reading[0] - LeaseStatements.micros(Instant.now())) / 1000);
+                (reading[0] - ServerClock.micros(Instant.now())) / 1000);
         data.put("latest take ahead of this server's clock ms", Math.max(0, aheadMicros) / 1000);
         if (aheadMicros > TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos)) {
             return EngineHealth.down(skewProblem(aheadMicros), data);

@@ -24,7 +24,9 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.table.LeaseAdministration;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+import io.quarkiverse.mysqllock.runtime.table.ServerClock;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.runtime.BlockingOperationControl;
 
@@ -37,7 +39,8 @@ import io.quarkus.runtime.BlockingOperationControl;
  * <p>
  * This class is the entry point: it routes acquisitions through the in-JVM gates to the {@link TakeLoop}, and
  * releases, queries and shutdown to the {@link HeldLeases}, the {@link LeaseStatements}, the {@link RenewalWatchdog}
- * and the {@link ClockCheck}.
+ * and the {@link ClockCheck}; the takes and give-ups that threads ask for at the same moment go together
+ * ({@link LeaseBatches}).
  */
 public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
@@ -49,6 +52,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final LossNotifier notifier;
     private final HeldLeases leases;
     private final LeaseStatements statements;
+    private final LeaseAdministration administration;
+    /** Group commit of the takes and give-ups asked for at the same moment. */
+    private final LeaseBatches batches;
     private final TakeLoop takes;
     private final ClockCheck clock;
     private final RenewalWatchdog watchdog;
@@ -77,10 +83,14 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         });
         this.connections = connections;
         this.statements = new LeaseStatements(connections, table, ttlNanos);
-        this.takes = new TakeLoop(connections, statements, membership, identity, ttlNanos);
-        this.clock = new ClockCheck(connections, statements, ttlNanos, lossMarginNanos, maxClockSkewNanos);
+        this.administration = new LeaseAdministration(connections, table);
+        this.batches = new LeaseBatches(connections, statements);
+        this.takes = new TakeLoop(connections, statements, batches, membership, identity, ttlNanos);
+        this.clock = new ClockCheck(connections, new ServerClock(table), ttlNanos, lossMarginNanos, maxClockSkewNanos);
         this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, ttlNanos,
                 renewInterval.toNanos(), lossMarginNanos);
+        watchdog.alsoEvery(LeaseBatches.IDLE_NANOS / 2, "give-back of the connection kept for batches",
+                batches::giveBackIdleConnection);
     }
 
     /**
@@ -188,7 +198,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 if (lease.lost.reason() != LockLostException.Reason.NOT_HELD) {
                     // Given up locally before its end on the server (a renewal may still have extended it): only
                     // this acquisition's owner token matches, so another holder's lease is never touched.
-                    statements.giveUp(lease);
+                    batches.giveUp(lease);
                 }
             } else {
                 long now = System.nanoTime();
@@ -200,7 +210,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     notifier.loseAtRelease(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name
                             + "' was lost before it was released: it was not renewed in time and may have expired", null);
                 }
-                if (statements.giveUp(lease) == 0) {
+                if (batches.giveUp(lease) == 0) {
                     notifier.loseAtRelease(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name
                             + "' was lost before it was released: it had expired, or another instance had taken it", null);
                 }
@@ -223,7 +233,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
         leases.remove(lease);
         try {
-            statements.giveUp(lease);
+            batches.giveUp(lease);
         } finally {
             leases.openGate(lease);
         }
@@ -258,13 +268,13 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             return Optional.of(info(mine));
         }
         ensureOpen();
-        return statements.inspect(name, serverName);
+        return administration.inspect(name, serverName);
     }
 
     @Override
     public List<LockInfo> holders() {
         ensureOpen();
-        return statements.holders(row -> {
+        return administration.holders(row -> {
             Lease mine = leases.get(row.name());
             boolean ours = mine != null && mine.isHeld() && mine.ownerToken.equals(row.holder());
             return ours ? new LockInfo(row.name(), HeldLeases.describe(mine), mine.since, row.fencingToken(),
@@ -277,7 +287,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         String name = lock.name();
         String serverName = lock.serverName();
         ensureOpen();
-        boolean ended = statements.forceRelease(name, serverName);
+        boolean ended = administration.forceRelease(name, serverName);
         Lease mine = leases.get(serverName);
         if (mine != null && mine.isHeld()) {
             leases.lose(mine, LockLostException.Reason.NOT_HELD, "Lease '" + name + "' was force-released", null);
@@ -342,6 +352,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             leases.remove(lease);
             leases.openGate(lease);
         }
+        batches.close();
         membership.leave();
         notifier.close();
         connections.close();

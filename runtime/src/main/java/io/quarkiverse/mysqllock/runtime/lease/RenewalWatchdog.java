@@ -56,6 +56,11 @@ final class RenewalWatchdog {
         watchdog.every(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }
 
+    /** More periodic work on the watchdog's threads. */
+    void alsoEvery(long periodNanos, String what, Runnable work) {
+        watchdog.every(periodNanos, periodNanos, what, work);
+    }
+
     void shutdownNow() {
         watchdog.shutdownNow();
     }

@@ -5,7 +5,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Optional;
-import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
@@ -37,15 +36,17 @@ final class TakeLoop {
 
     private final ConnectionSource connections;
     private final LeaseStatements statements;
+    private final LeaseBatches batches;
     private final Membership membership;
     private final String identity;
     private final long ttlNanos;
     private final long maxBackoffNanos;
 
-    TakeLoop(ConnectionSource connections, LeaseStatements statements, Membership membership, String identity,
-            long ttlNanos) {
+    TakeLoop(ConnectionSource connections, LeaseStatements statements, LeaseBatches batches, Membership membership,
+            String identity, long ttlNanos) {
         this.connections = connections;
         this.statements = statements;
+        this.batches = batches;
         this.membership = membership;
         this.identity = identity;
         this.ttlNanos = ttlNanos;
@@ -60,11 +61,27 @@ final class TakeLoop {
     Lease take(String name, String serverName, LocalGate gate, long start, long deadline, boolean throwIfBusy,
             long leaseCapNanos) throws InterruptedException {
         long leaseNanos = leaseCapNanos > 0 ? leaseCapNanos : ttlNanos;
-        String ownerToken = identity + "#" + UUID.randomUUID().toString().substring(0, 13);
+        String ownerToken = identity + "#" + token();
+        boolean triedTogether = false;
         attempts: for (int attempt = 1;; attempt++) {
             // Confirmed before a connection is borrowed: a renewal of the membership needs one of its own, and
             // acquisitions holding every connection of the pool while they wait for it would starve it.
             membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
+            // The first try goes with those other threads make now (one statement for them all); a name found held by
+            // another then starts with the backoff, as after a first busy answer.
+            boolean foundBusy = false;
+            boolean foundNotFree = false;
+            if (!triedTogether) {
+                triedTogether = true;
+                LeaseBatches.TakeAnswer together = batches.take(new LeaseStatements.TakeRequest(serverName, ownerToken,
+                        TimeUnit.NANOSECONDS.toMicros(leaseNanos)));
+                if (together.kind() == LeaseBatches.TakeAnswer.Kind.TAKEN) {
+                    return new Lease(name, serverName, Instant.now(), ownerToken, together.fence(), gate,
+                            leaseCapNanos == 0, together.sentAtNanos() + leaseNanos);
+                }
+                foundBusy = together.kind() == LeaseBatches.TakeAnswer.Kind.BUSY;
+                foundNotFree = together.kind() == LeaseBatches.TakeAnswer.Kind.NOT_FREE;
+            }
             ConnectionSource.Borrowed borrowed = null;
             try {
                 borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
@@ -80,18 +97,25 @@ final class TakeLoop {
                         continue attempts;
                     }
                     long sentAt = System.nanoTime();
-                    long fence;
-                    try {
-                        fence = statements.take(raw, server, serverName, ownerToken, leaseNanos);
-                    } catch (SQLException e) {
-                        if (!SqlErrors.isLockWaitTimeout(e)) {
-                            throw e;
+                    long fence = 0;
+                    if (foundBusy || foundNotFree) {
+                        // the first take found it held (the row exists if a batch read it back): no second look
+                        // before the seeding check or the backoff
+                        seeded = foundBusy;
+                        foundBusy = false;
+                        foundNotFree = false;
+                    } else {
+                        try {
+                            fence = statements.take(raw, server, serverName, ownerToken, leaseNanos);
+                        } catch (SQLException e) {
+                            if (!SqlErrors.isLockWaitTimeout(e)) {
+                                throw e;
+                            }
+                            // A transaction holds the row (acquireForTransaction, a locking read of the fence), or the
+                            // next one, which a take of a name without a row also locks (a renewal of other leases, for
+                            // a moment): busy for now; the row may still be missing.
+                            rowLocked = true;
                         }
-                        // A transaction holds the row (acquireForTransaction, a locking read of the fence), or the next
-                        // one, which a take of a name without a row also locks (a renewal of other leases, for a moment):
-                        // busy for now; the row may still be missing.
-                        fence = 0;
-                        rowLocked = true;
                     }
                     if (fence > 0) {
                         return new Lease(name, serverName, Instant.now(), ownerToken, fence, gate, leaseCapNanos == 0,
@@ -150,6 +174,16 @@ final class TakeLoop {
                 }
             }
         }
+    }
+
+    /**
+     * 52 random bits in 13 hex digits: with the instance's identity, unique to this acquisition (a batched give-up and a
+     * renewal match a row on its name and its token). Not a UUID: its SecureRandom reads the kernel's entropy device
+     * under a lock, a system call every other acquisition.
+     */
+    private static String token() {
+        return Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xF_FFFF_FFFF_FFFFL | 0x10_0000_0000_0000L)
+                .substring(1);
     }
 
     /** Null if {@code throwIfBusy} is false; else throws that the lock is busy. */

@@ -4,22 +4,15 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
-import java.sql.Timestamp;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import java.util.function.UnaryOperator;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.LockInfo;
-import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -28,8 +21,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
- * Every statement of the LEASE engine on the lock table, and only here: take, renew, give up, the administration
- * queries and the clock check. A lease lasts until {@code expires_at}, a server time ({@code UTC_TIMESTAMP(6)}), never
+ * The LEASE engine's statements on its leases: take, renew, give up, one at a time or in batches (its administration
+ * queries are {@link LeaseAdministration}'s, its clock check {@link ServerClock}'s). A lease lasts until {@code expires_at}, a server time ({@code UTC_TIMESTAMP(6)}), never
  * the application's clock; the writes are retried on a deadlock.
  */
 public final class LeaseStatements {
@@ -52,7 +45,7 @@ public final class LeaseStatements {
         String t = table.name();
         this.take = takeStatement(t);
         this.giveUp = giveUpStatement(t);
-        this.current = "SELECT owner, acquired_at, fence FROM " + t + " WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)";
+        this.current = currentStatement(t);
     }
 
     /**
@@ -63,6 +56,11 @@ public final class LeaseStatements {
         return "UPDATE " + table + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
                 + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
                 + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
+    }
+
+    /** The name's unexpired lease (parameter: name): its owner, acquisition time and fence. */
+    static String currentStatement(String table) {
+        return "SELECT owner, acquired_at, fence FROM " + table + " WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)";
     }
 
     /** The releasing statement (parameters: name, owner token): only the owner's lease ends. */
@@ -119,6 +117,73 @@ public final class LeaseStatements {
         }
     }
 
+    /** A take asked for in a batch: the name's row, the acquisition's owner token, the lease's length. */
+    public record TakeRequest(String serverName, String ownerToken, long leaseMicros) {
+    }
+
+    /** A row as a batch reads it back: its owner token (null when free) and its fence. */
+    public record RowState(String owner, long fence) {
+    }
+
+    /**
+     * Takes several free or expired leases in one statement, then reads their rows back in another: a take succeeded
+     * where its row now names its owner token, and the fence is the row's. A name without a row is missing from the
+     * answer. The take waits for no row lock: where any of the rows is locked, the statement fails (error 1205) and
+     * none is taken. The names must be distinct. Not retried on a deadlock: it runs in the caller's transaction, which
+     * a deadlock rolls back whole.
+     */
+    public Map<String, RowState> takeMany(Connection raw, ServerVersion server, List<TakeRequest> takes)
+            throws SQLException {
+        SessionSettings.withoutRowWaits(raw, server, prefix -> {
+            PreparedStatement statement = connections.statements().prepare(raw, prefix + takeMany(takes.size()));
+            int index = 1;
+            for (TakeRequest take : takes) {
+                statement.setString(index++, take.serverName());
+                statement.setString(index++, take.ownerToken());
+            }
+            for (TakeRequest take : takes) {
+                statement.setString(index++, take.serverName());
+                statement.setLong(index++, take.leaseMicros());
+            }
+            for (TakeRequest take : takes) {
+                statement.setString(index++, take.serverName());
+            }
+            return statement.executeUpdate();
+        });
+        return rowStates(raw, takes.stream().map(TakeRequest::serverName).toList());
+    }
+
+    private String takeMany(int count) {
+        StringBuilder sql = new StringBuilder("UPDATE ").append(table.name()).append(" SET owner = CASE name");
+        for (int i = 0; i < count; i++) {
+            sql.append(" WHEN ? THEN ?");
+        }
+        sql.append(" END, acquired_at = UTC_TIMESTAMP(6), expires_at = UTC_TIMESTAMP(6) + INTERVAL (CASE name");
+        for (int i = 0; i < count; i++) {
+            sql.append(" WHEN ? THEN ?");
+        }
+        sql.append(" END) MICROSECOND, fence = fence + 1 WHERE expires_at <= UTC_TIMESTAMP(6)");
+        appendIn(sql.append(" AND name IN ("), count);
+        return sql.toString();
+    }
+
+    /** The rows of these names, by name; a name without a row is missing. */
+    public Map<String, RowState> rowStates(Connection raw, List<String> serverNames) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT name, owner, fence FROM ").append(table.name());
+        appendIn(sql.append(" WHERE name IN ("), serverNames.size());
+        PreparedStatement statement = connections.statements().prepare(raw, sql.toString());
+        for (int i = 0; i < serverNames.size(); i++) {
+            statement.setString(i + 1, serverNames.get(i));
+        }
+        Map<String, RowState> rows = new HashMap<>();
+        try (ResultSet rs = statement.executeQuery()) {
+            while (rs.next()) {
+                rows.put(rs.getString(1), new RowState(rs.getString(2), rs.getLong(3)));
+            }
+        }
+        return rows;
+    }
+
     private static <T> T retryingDeadlocks(SqlWork<T> work) throws SQLException {
         for (int attempt = 1;; attempt++) {
             try {
@@ -140,13 +205,7 @@ public final class LeaseStatements {
             ConnectionSource.Borrowed borrowed = null;
             try {
                 borrowed = connections.borrowForStatements(lease.name(), 0);
-                Connection raw = borrowed.raw();
-                int released = retryingDeadlocks(() -> {
-                    PreparedStatement statement = connections.statements().prepare(raw, giveUp);
-                    statement.setString(1, lease.serverName());
-                    statement.setString(2, lease.ownerToken());
-                    return statement.executeUpdate();
-                });
+                int released = giveUp(borrowed.raw(), lease);
                 connections.giveBack(borrowed);
                 return released;
             } catch (SQLException e) {
@@ -168,6 +227,61 @@ public final class LeaseStatements {
                 return -1;
             }
         }
+    }
+
+    /** Gives the lease up on this connection: 1 if it was still ours, 0 if not. */
+    public int giveUp(Connection raw, OwnedLease lease) throws SQLException {
+        return retryingDeadlocks(() -> {
+            PreparedStatement statement = connections.statements().prepare(raw, giveUp);
+            statement.setString(1, lease.serverName());
+            statement.setString(2, lease.ownerToken());
+            return statement.executeUpdate();
+        });
+    }
+
+    /**
+     * Gives several leases up in one statement: for each, 1 if it was still ours (and is given up now), 0 if not. Where
+     * the statement did not give all of them up, their rows tell which it did: every write that changes a row's owner
+     * but ours (a take, a forced release) moves its fence, so a row whose fence is still our lease's was ours until
+     * now. Not retried on a deadlock: it runs in the caller's transaction, which a deadlock rolls back whole.
+     */
+    public int[] giveUpMany(Connection raw, List<? extends OwnedLease> leases) throws SQLException {
+        int released = giveUpRows(raw, leases.stream().map(OwnedLease::serverName).toList(),
+                leases.stream().map(OwnedLease::ownerToken).toList());
+        int[] outcomes = new int[leases.size()];
+        if (released == leases.size()) {
+            Arrays.fill(outcomes, 1);
+            return outcomes;
+        }
+        Map<String, RowState> rows = rowStates(raw, leases.stream().map(OwnedLease::serverName).toList());
+        for (int i = 0; i < outcomes.length; i++) {
+            RowState row = rows.get(leases.get(i).serverName());
+            outcomes[i] = row != null && row.owner() == null && row.fence() == leases.get(i).fence() ? 1 : 0;
+        }
+        return outcomes;
+    }
+
+    /** Gives up whatever these takes of a failed batch took: how many they had. */
+    public int giveUpTakes(Connection raw, List<TakeRequest> takes) throws SQLException {
+        return retryingDeadlocks(() -> giveUpRows(raw, takes.stream().map(TakeRequest::serverName).toList(),
+                takes.stream().map(TakeRequest::ownerToken).toList()));
+    }
+
+    private int giveUpRows(Connection raw, List<String> serverNames, List<String> ownerTokens) throws SQLException {
+        StringBuilder sql = new StringBuilder("UPDATE ").append(table.name())
+                .append(" SET owner = NULL, expires_at = '1970-01-01 00:00:00'");
+        // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
+        appendIn(sql.append(" WHERE name IN ("), serverNames.size());
+        appendIn(sql.append(" AND owner IN ("), ownerTokens.size());
+        PreparedStatement statement = connections.statements().prepare(raw, sql.toString());
+        int index = 1;
+        for (String serverName : serverNames) {
+            statement.setString(index++, serverName);
+        }
+        for (String ownerToken : ownerTokens) {
+            statement.setString(index++, ownerToken);
+        }
+        return statement.executeUpdate();
     }
 
     // --- renewal ---
@@ -231,117 +345,4 @@ public final class LeaseStatements {
         return new Rows(owners, valid);
     }
 
-    // --- administration ---
-
-    /** The name's unexpired lease, whoever holds it. */
-    public Optional<LockInfo> inspect(String name, String serverName) {
-        return connections.query(name, "read the state of lock '" + name + "'", raw -> {
-            try (PreparedStatement statement = raw.prepareStatement(current)) {
-                statement.setString(1, serverName);
-                try (ResultSet rs = statement.executeQuery()) {
-                    return rs.next() ? Optional.of(new LockInfo(name, rs.getString(1), instant(rs.getTimestamp(2)),
-                            rs.getLong(3), LockMode.LEASE)) : Optional.<LockInfo> empty();
-                }
-            } catch (SQLException e) {
-                if (SqlErrors.isMissingTable(e)) {
-                    return Optional.<LockInfo> empty();
-                }
-                throw e;
-            }
-        });
-    }
-
-    /**
-     * Every unexpired lease, by server name, each as the row says (the owner token, the server's acquisition time) and
-     * then passed through {@code asSeenHere}, as it is read.
-     */
-    public List<LockInfo> holders(UnaryOperator<LockInfo> asSeenHere) {
-        return connections.query("(holders)", "list the lock holders", raw -> {
-            List<LockInfo> infos = new ArrayList<>();
-            try (PreparedStatement statement = raw.prepareStatement("SELECT name, owner, acquired_at, fence FROM "
-                    + table.name() + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%'"
-                    + " ORDER BY name");
-                    ResultSet rs = statement.executeQuery()) {
-                while (rs.next()) {
-                    infos.add(asSeenHere.apply(new LockInfo(rs.getString(1), rs.getString(2),
-                            instant(rs.getTimestamp(3)), rs.getLong(4), LockMode.LEASE)));
-                }
-            } catch (SQLException e) {
-                if (!SqlErrors.isMissingTable(e)) {
-                    throw e;
-                }
-            }
-            return infos;
-        });
-    }
-
-    /** Ends the name's unexpired lease, whoever holds it: whether there was one. */
-    public boolean forceRelease(String name, String serverName) {
-        return connections.query(name, "force-release lease '" + name + "'", raw -> {
-            try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
-                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)")) {
-                statement.setString(1, serverName);
-                return statement.executeUpdate() == 1;
-            }
-        });
-    }
-
-    // --- the clock check ---
-
-    /** The server's clock in microseconds, and how many leases are held (0 before the table exists). */
-    public long[] serverTimeAndLeases(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
-                        + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
-            rs.next();
-            return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
-        } catch (SQLException e) {
-            if (!SqlErrors.isMissingTable(e)) {
-                throw e;
-            }
-            // created at the first acquisition
-            try (Statement statement = raw.createStatement();
-                    ResultSet rs = statement.executeQuery("SELECT UTC_TIMESTAMP(6)")) {
-                rs.next();
-                return new long[] { micros(rs.getTimestamp(1)), 0 };
-            }
-        }
-    }
-
-    /**
-     * How far the latest take or membership confirmation in the lock table lies in the future of this server's clock:
-     * a server whose clock is ahead writes them "in the future" of the others (replication delay only shortens it),
-     * and every instance confirms its membership at each renewal. 0 or less when no server is seen ahead.
-     * <p>
-     * {@code UTC_TIMESTAMP(6)} is the time the statement began, and a statement can wait before it reads (a Galera
-     * node's causality wait, a metadata lock): rows committed meanwhile lie after its start without any clock ahead
-     * (a 10-minute Galera fault run with equal clocks had every worker report one). So the wait, from the statement's
-     * start to a {@code SYSDATE(6)} taken once the table was read (the derived table is read first), is deducted.
-     */
-    public long clockAheadMicros(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), latest)"
-                        + " - GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)))"
-                        + " FROM (SELECT MAX(acquired_at) AS latest FROM " + table.name() + ") AS taken")) {
-            return rs.next() ? rs.getLong(1) : 0;
-        } catch (SQLException e) {
-            if (SqlErrors.isMissingTable(e)) {
-                return 0; // created at the first acquisition
-            }
-            throw e;
-        }
-    }
-
-    /** {@code DATETIME} columns hold UTC here: read them without any time-zone shift. */
-    private static Instant instant(Timestamp timestamp) {
-        return timestamp == null ? null : timestamp.toLocalDateTime().toInstant(ZoneOffset.UTC);
-    }
-
-    private static long micros(Timestamp timestamp) {
-        return micros(instant(timestamp));
-    }
-
-    public static long micros(Instant instant) {
-        return instant.getEpochSecond() * 1_000_000 + instant.getNano() / 1000;
-    }
 }

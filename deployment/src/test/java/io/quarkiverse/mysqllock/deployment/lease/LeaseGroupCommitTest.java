@@ -1,0 +1,216 @@
+package io.quarkiverse.mysqllock.deployment.lease;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.RowState;
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.TakeRequest;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.OwnedLease;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * LEASE group commit: the takes and give-ups that threads of one instance ask for at the same moment go to the server
+ * together, and every answer stays what a statement per operation would give.
+ */
+class LeaseGroupCommitTest {
+
+    static final int THREADS = 16;
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    @Test
+    void sixteenThreadsCostFewerStatementsThanTwoPerCycle() throws Exception {
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("group-commit").mode(Mode.LEASE)
+                .table("group_commit_lock").ttl(Duration.ofSeconds(5)).start()) {
+            // every name's row exists: a first take seeds it alone
+            for (int t = 0; t < THREADS; t++) {
+                instance.locks.acquire("gc:" + t, Duration.ZERO).release();
+            }
+            Map<String, Long> lastFence = new ConcurrentHashMap<>();
+            AtomicLong cycles = new AtomicLong();
+            AtomicInteger regressions = new AtomicInteger();
+            CyclicBarrier start = new CyclicBarrier(THREADS);
+            long before = questions();
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            List<CompletableFuture<Void>> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                String name = "gc:" + t;
+                threads.add(Background.run(() -> {
+                    try {
+                        start.await();
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                    while (System.nanoTime() - end < 0) {
+                        try (LockHandle handle = instance.locks.acquire(name, Duration.ofSeconds(5))) {
+                            long fence = handle.fencingToken();
+                            Long previous = lastFence.put(name, fence);
+                            if (previous != null && fence <= previous) {
+                                regressions.incrementAndGet();
+                            }
+                        }
+                        cycles.incrementAndGet();
+                    }
+                }));
+            }
+            CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            long statements = questions() - before;
+
+            assertThat(cycles.get()).isGreaterThan(THREADS * 10L);
+            assertThat(regressions.get()).as("fences that did not increase").isZero();
+            // one take and one give-up per cycle without group commit, and more around them
+            assertThat((double) statements / cycles.get()).as(statements + " statements for " + cycles + " cycles")
+                    .isLessThan(1.5);
+            assertThat(instance.locks.held()).isEmpty();
+            for (int t = 0; t < THREADS; t++) {
+                assertThat(ServerState.queryString("SELECT owner FROM group_commit_lock WHERE name = ?", "gc:" + t))
+                        .isNull();
+            }
+        }
+    }
+
+    @Test
+    void aBatchAnswersEveryNameAsItsOwnStatementWould() throws Exception {
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("group-commit-mixed").mode(Mode.LEASE)
+                .table("group_commit_mixed").ttl(Duration.ofSeconds(5)).start();
+                StandaloneLocks other = StandaloneLocks.Settings.of("group-commit-other").mode(Mode.LEASE)
+                        .table("group_commit_mixed").ttl(Duration.ofSeconds(5)).start()) {
+            List<LockHandle> heldElsewhere = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                heldElsewhere.add(other.locks.acquire("held:" + t, Duration.ZERO));
+                instance.locks.acquire("free:" + t, Duration.ZERO).release();
+            }
+            AtomicInteger wrongAnswers = new AtomicInteger();
+            AtomicInteger granted = new AtomicInteger();
+            CyclicBarrier together = new CyclicBarrier(THREADS);
+            List<CompletableFuture<Void>> threads = new ArrayList<>();
+            for (int t = 0; t < THREADS; t++) {
+                int thread = t;
+                threads.add(Background.run(() -> {
+                    for (int round = 0; round < 50; round++) {
+                        try {
+                            together.await();
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                        // half the threads ask for a name held by the other instance, at the same moment as the others
+                        String name = (thread + round) % 2 == 0 ? "held:" + thread : "free:" + thread;
+                        var handle = instance.locks.tryAcquire(name);
+                        if (handle.isPresent() != name.startsWith("free:")) {
+                            wrongAnswers.incrementAndGet();
+                        }
+                        handle.ifPresent(h -> {
+                            granted.incrementAndGet();
+                            h.release();
+                        });
+                    }
+                }));
+            }
+            CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(120, TimeUnit.SECONDS);
+            assertThat(wrongAnswers.get()).isZero();
+            assertThat(granted.get()).isEqualTo(THREADS * 50 / 2);
+            heldElsewhere.forEach(LockHandle::release);
+        }
+    }
+
+    /** The batch statements themselves, on rows set up by hand: free, held by another, expired, missing. */
+    @Test
+    void theBatchStatementsTellEachRowApart() throws Exception {
+        LockTable table = new LockTable("group_commit_rows", true);
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("group-commit-rows").mode(Mode.LEASE)
+                .table("group_commit_rows").start()) {
+            instance.locks.acquire("setup", Duration.ZERO).release(); // the table exists
+            ServerState.update("INSERT INTO group_commit_rows (name, owner, expires_at, fence) VALUES"
+                    + " ('r:free', NULL, '1970-01-01', 4), ('r:held', 'someone#1', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, 7),"
+                    + " ('r:expired', 'someone#2', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, 9)");
+            ConnectionSource connections = new ConnectionSource(instance.dataSource, "group-commit-rows",
+                    Duration.ofSeconds(1), Duration.ofSeconds(10), ServerVersion.Flavor.AUTO, null);
+            LeaseStatements statements = new LeaseStatements(connections, table, TimeUnit.SECONDS.toNanos(5));
+            try (Connection pooled = instance.dataSource.getConnection()) {
+                Connection raw = ConnectionSource.raw(pooled);
+                List<TakeRequest> takes = List.of(new TakeRequest("r:free", "me#1", 5_000_000),
+                        new TakeRequest("r:held", "me#2", 5_000_000), new TakeRequest("r:expired", "me#3", 5_000_000),
+                        new TakeRequest("r:missing", "me#4", 5_000_000));
+                Map<String, RowState> rows = statements.takeMany(raw, connections.server(raw), takes);
+                assertThat(rows.get("r:free")).isEqualTo(new RowState("me#1", 5));
+                assertThat(rows.get("r:held")).isEqualTo(new RowState("someone#1", 7));
+                assertThat(rows.get("r:expired")).isEqualTo(new RowState("me#3", 10));
+                assertThat(rows).doesNotContainKey("r:missing");
+
+                // r:expired is taken over by another; r:free is force-released, which moves its fence too
+                ServerState.update("UPDATE group_commit_rows SET owner = 'thief#1', fence = fence + 1 WHERE name = 'r:expired'");
+                assertThat(instance.locks.forceRelease("r:free")).isTrue();
+                assertThat(ServerState.queryLong("SELECT fence FROM group_commit_rows WHERE name = 'r:free'")).isEqualTo(6);
+                int[] released = statements.giveUpMany(raw, List.of(lease("r:free", "me#1", 5),
+                        lease("r:expired", "me#3", 10), lease("r:held", "someone#1", 7)));
+                assertThat(released).containsExactly(0, 0, 1);
+                assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:expired'"))
+                        .isEqualTo("thief#1");
+                assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:held'")).isNull();
+
+                // all still ours: given up in the one statement
+                statements.takeMany(raw, connections.server(raw), List.of(new TakeRequest("r:free", "me#5", 5_000_000),
+                        new TakeRequest("r:held", "me#6", 5_000_000)));
+                assertThat(statements.giveUpMany(raw, List.of(lease("r:free", "me#5", 7), lease("r:held", "me#6", 8))))
+                        .containsExactly(1, 1);
+            } finally {
+                connections.close();
+            }
+        }
+    }
+
+    private static OwnedLease lease(String serverName, String ownerToken, long fence) {
+        return new OwnedLease() {
+            @Override
+            public String name() {
+                return serverName;
+            }
+
+            @Override
+            public String serverName() {
+                return serverName;
+            }
+
+            @Override
+            public String ownerToken() {
+                return ownerToken;
+            }
+
+            @Override
+            public long fence() {
+                return fence;
+            }
+        };
+    }
+
+    private static long questions() throws SQLException {
+        return Long.parseLong(ServerState.queryString(
+                "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'"));
+    }
+}

@@ -1,0 +1,83 @@
+package io.quarkiverse.mysqllock.runtime.table;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.UnaryOperator;
+
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+
+/** The LEASE engine's administration of the lock table: who holds a name, every holder, a forced release. */
+public final class LeaseAdministration {
+
+    private final ConnectionSource connections;
+    private final LockTable table;
+    private final String current;
+
+    public LeaseAdministration(ConnectionSource connections, LockTable table) {
+        this.connections = connections;
+        this.table = table;
+        this.current = LeaseStatements.currentStatement(table.name());
+    }
+
+    /** The name's unexpired lease, whoever holds it. */
+    public Optional<LockInfo> inspect(String name, String serverName) {
+        return connections.query(name, "read the state of lock '" + name + "'", raw -> {
+            try (PreparedStatement statement = raw.prepareStatement(current)) {
+                statement.setString(1, serverName);
+                try (ResultSet rs = statement.executeQuery()) {
+                    return rs.next() ? Optional.of(new LockInfo(name, rs.getString(1), ServerClock.instant(rs.getTimestamp(2)),
+                            rs.getLong(3), LockMode.LEASE)) : Optional.<LockInfo> empty();
+                }
+            } catch (SQLException e) {
+                if (SqlErrors.isMissingTable(e)) {
+                    return Optional.<LockInfo> empty();
+                }
+                throw e;
+            }
+        });
+    }
+
+    /**
+     * Every unexpired lease, by server name, each as the row says (the owner token, the server's acquisition time) and
+     * then passed through {@code asSeenHere}, as it is read.
+     */
+    public List<LockInfo> holders(UnaryOperator<LockInfo> asSeenHere) {
+        return connections.query("(holders)", "list the lock holders", raw -> {
+            List<LockInfo> infos = new ArrayList<>();
+            try (PreparedStatement statement = raw.prepareStatement("SELECT name, owner, acquired_at, fence FROM "
+                    + table.name() + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%'"
+                    + " ORDER BY name");
+                    ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    infos.add(asSeenHere.apply(new LockInfo(rs.getString(1), rs.getString(2),
+                            ServerClock.instant(rs.getTimestamp(3)), rs.getLong(4), LockMode.LEASE)));
+                }
+            } catch (SQLException e) {
+                if (!SqlErrors.isMissingTable(e)) {
+                    throw e;
+                }
+            }
+            return infos;
+        });
+    }
+
+    /** Ends the name's unexpired lease, whoever holds it: whether there was one. */
+    public boolean forceRelease(String name, String serverName) {
+        return connections.query(name, "force-release lease '" + name + "'", raw -> {
+            // The fence moves too: a holder's batched give-up tells its own lease from a row that changed owner by it.
+            try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
+                    + " expires_at = '1970-01-01 00:00:00', fence = fence + 1 WHERE name = ?"
+                    + " AND expires_at > UTC_TIMESTAMP(6)")) {
+                statement.setString(1, serverName);
+                return statement.executeUpdate() == 1;
+            }
+        });
+    }
+}
