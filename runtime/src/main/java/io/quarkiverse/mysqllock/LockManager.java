@@ -107,6 +107,20 @@ public interface LockManager {
     boolean forceRelease(String name);
 
     /**
+     * Removes from the lock table the rows of names nobody used for {@code unusedFor} or longer: no unexpired lease, no
+     * lease taken and no fencing token issued within that time. Names that keep coming (an order number, a tenant id)
+     * would otherwise leave one row each forever. Fencing tokens stay safe: the highest fence ever removed is kept, and a
+     * name that comes back starts above it, so its tokens still only grow. Run-once completions, scheduled jobs' last
+     * ticks and the fleet's reserved rows are never removed. Runs in transactions of 1,000 rows; call it from a
+     * scheduled job on one instance (under a lock of its own, say), as often as the table grows.
+     *
+     * @param unusedFor how long a row must have been unused; positive
+     * @return how many rows were removed
+     * @throws IllegalArgumentException if {@code unusedFor} is null, zero or negative
+     */
+    long purgeUnused(Duration unusedFor);
+
+    /**
      * Takes a row lock ({@code SELECT ... FOR UPDATE}) on the lock table's row for this name, through the connection
      * of the caller's active JTA transaction: the lock ends with the transaction's commit or rollback, so it is exactly
      * as consistent as the data the transaction writes, on replicated databases too. Waits are whole seconds, rounded

@@ -1,8 +1,9 @@
 -- The lock table of quarkus-mysql-lock: fencing tokens of both engines, leases of the LEASE engine,
 -- transaction-scoped row locks, run-once completions (LockManager.runOnce), and the last tick run of each @Locked
--- scheduled job (row tick@<lock name>, its fence holding the tick). One row per lock name; rows are never deleted, so fences never go back.
+-- scheduled job (row tick@<lock name>, its fence holding the tick). One row per lock name; LockManager.purgeUnused removes unused rows and keeps the
+-- highest removed fence in the row ~fence-floor, where new rows start, so fences never go back.
 -- Times are the server's UTC_TIMESTAMP(6). Rename the table with quarkus.mysql-lock.lease.table.
--- The application user needs SELECT, INSERT, UPDATE on it.
+-- The application user needs SELECT, INSERT, UPDATE on it (and DELETE for LockManager.purgeUnused).
 CREATE TABLE IF NOT EXISTS mysql_lock (
   name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
   owner VARCHAR(255) NULL,

@@ -48,11 +48,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final Duration defaultWait;
     private final Executor worker;
     private final TransactionScopedLocks transactionLocks;
-    private final RunOnce runOnce;
+    private final TableRecords records;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
-            RunOnce runOnce, TransactionScopedLocks transactionLocks) {
-        this.runOnce = runOnce;
+            TableRecords records, TransactionScopedLocks transactionLocks) {
+        this.records = records;
         this.engine = engine;
         this.transactionLocks = transactionLocks;
         this.names = names;
@@ -61,9 +61,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
-    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, RunOnce runOnce,
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, TableRecords records,
             TransactionScopedLocks transactionLocks) {
-        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), runOnce, transactionLocks);
+        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks);
     }
 
     @Override
@@ -188,7 +188,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }
         boolean claimed;
         try {
-            claimed = runOnce.claimTick(name, names.serverName(TICK_ROW_PREFIX + name), tick);
+            claimed = records.claimTick(name, names.serverName(TICK_ROW_PREFIX + name), tick);
         } catch (RuntimeException e) {
             handle.release();
             throw e;
@@ -223,13 +223,22 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     @Override
+    public long purgeUnused(Duration unusedFor) {
+        if (unusedFor == null || unusedFor.isZero() || unusedFor.isNegative()) {
+            throw new IllegalArgumentException("purgeUnused needs a positive duration, not " + unusedFor);
+        }
+        checkBlockingAllowed("purgeUnused");
+        return records.purgeUnused(unusedFor);
+    }
+
+    @Override
     public boolean runOnce(String name, Runnable action) {
         LockName lock = names.resolve(name);
         if (action == null) {
             throw new IllegalArgumentException("runOnce action must not be null");
         }
         checkBlockingAllowed("runOnce");
-        return runOnce.run(name, lock.serverName(), action,
+        return records.run(name, lock.serverName(), action,
                 () -> engine.acquire(LockRequest.of(lock, MAX_WAIT.toNanos())));
     }
 
@@ -258,7 +267,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** The datasource this manager takes its locks in. */
     public String dataSourceName() {
-        return runOnce.dataSourceName();
+        return records.dataSourceName();
     }
 
     /**

@@ -125,7 +125,7 @@ public final class MySqlLockManagerFactory {
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
         return new MySqlLockManager(MeteredEngine.of(engine, metrics, engine::chosenMode), names, config.defaultWait(),
-                new RunOnce(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
+                new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
     }
 
     private static ServerVersion.Flavor flavor(MySqlLockRuntimeConfig.ServerFlavor configured) {

@@ -27,18 +27,28 @@ final class BatchConnection {
     private final ReentrantLock lock = new ReentrantLock();
     private ConnectionSource.Borrowed borrowed;
     private long lastUsed;
+    /** Set at shutdown: no connection is borrowed any more. Guarded by {@link #lock}. */
+    private boolean closed;
 
     BatchConnection(ConnectionSource connections, String purpose) {
         this.connections = connections;
         this.purpose = purpose;
     }
 
-    /** Runs the work on the kept connection, borrowing one first if none is kept; destroys it if the work fails. */
+    /**
+     * Runs the work on the kept connection, borrowing one first if none is kept; destroys it if the connection failed.
+     *
+     * @throws IllegalStateException after {@link #close()}
+     */
     <T> T run(Work<T> work) throws SQLException {
         lock.lock();
         try {
+            if (closed) {
+                throw new IllegalStateException("The lock manager is shut down");
+            }
             if (borrowed == null) {
                 borrowed = connections.borrowForStatements(purpose, 0);
+                lastUsed = System.nanoTime();
             }
             try {
                 T result = work.run(borrowed.raw());
@@ -51,8 +61,8 @@ final class BatchConnection {
                     borrowed = null;
                 }
                 throw e;
-            } catch (RuntimeException e) {
-                connections.discard(borrowed.pooled()); // in an unknown state: never back to the pool
+            } catch (RuntimeException | Error e) {
+                connections.discard(borrowed.pooled()); // in an unknown state (a transaction open?): never back to the pool
                 borrowed = null;
                 throw e;
             }
@@ -76,10 +86,11 @@ final class BatchConnection {
         }
     }
 
-    /** Gives the kept connection back (shutdown). */
+    /** Gives the kept connection back, and borrows none any more (shutdown). */
     void close() {
         lock.lock();
         try {
+            closed = true;
             if (borrowed != null) {
                 connections.giveBack(borrowed);
                 borrowed = null;

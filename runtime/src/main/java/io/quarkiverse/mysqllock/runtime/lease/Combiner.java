@@ -71,17 +71,20 @@ final class Combiner<T, R> {
         boolean interrupted = false;
         while (!request.done) {
             if (leader.tryLock()) {
+                // A batch serves other threads too: an interrupt of this one is not theirs (it would fail the batch's
+                // borrow, or close its connection); it is handed back to this caller at the end.
+                interrupted |= Thread.interrupted();
                 try {
                     if (!request.done) {
                         runBatch();
                     }
                 } finally {
                     leader.unlock();
-                }
-                // The next batch is the first queued thread's to run.
-                Request<T, R> next = queue.peek();
-                if (next != null) {
-                    LockSupport.unpark(next.thread);
+                    // The next batch is the first queued thread's to run.
+                    Request<T, R> next = queue.peek();
+                    if (next != null) {
+                        LockSupport.unpark(next.thread);
+                    }
                 }
             } else {
                 LockSupport.parkNanos(this, PARK_NANOS);

@@ -50,9 +50,4 @@ final class Lease extends HeldLock implements OwnedLease {
     public String ownerToken() {
         return ownerToken;
     }
-
-    @Override
-    public long fence() {
-        return fence;
-    }
 }

@@ -1,8 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.lease;
 
 import java.sql.Connection;
-import java.sql.Statement;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -11,6 +11,7 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.RowState;
@@ -22,12 +23,15 @@ import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.TakeRequest;
  * once: on a server that flushes its log at every commit, the flush, not the statement, is what a lease costs, and 16
  * threads then share a few flushes instead of making 32. A thread alone runs its own statement at once, the one it would
  * run without batching ({@link Combiner}: no thread waits for a batch to fill), and the threads that come meanwhile
- * queue for the next batch. Batches run on a connection kept for them ({@link BatchConnection}).
+ * queue for the next batch. Batches run on a connection kept for them ({@link BatchConnection}), and none of their
+ * statements waits for a row lock: a row a transaction holds delays no other thread's lease.
  * <p>
- * A batch changes no answer: a take is granted where its row names its owner token, with the row's fence, once the
- * transaction committed; a give-up returns once it committed, 1 or 0 as the single statement would. A batch that fails
- * answers its requests {@code ALONE}: each thread then runs its own statement, with the single statement's handling of
- * errors; takes that may have committed unseen are given up first.
+ * A batch answers only what it knows exactly, and every other request {@code ALONE}, which the thread then runs as its
+ * own statement on a connection of its own, with the single statement's handling of errors and waits: a take is granted
+ * where its row names its owner token once the transaction committed, with the row's fence; a give-up is answered 1 when
+ * the batch gave up every lease it carried (owner tokens are unique per acquisition, so each matched its own row); a
+ * batch whose give-ups did not all match, or that met a row lock, is rolled back whole and answers {@code ALONE}. Takes
+ * of a batch that failed once its statements may have reached the server are given up before anyone is answered.
  */
 final class LeaseBatches {
 
@@ -44,11 +48,11 @@ final class LeaseBatches {
     }
 
     /** What a batch answered a take. */
-    record TakeAnswer(Kind kind, long fence, long sentAtNanos) {
+    record TakeAnswer(Kind kind, long fence, long sentAtNanos, String holder) {
         enum Kind {
             /** Taken, with this fence, by a statement sent at {@code sentAtNanos}. */
             TAKEN,
-            /** Held by another owner now: its row exists. */
+            /** Held by another owner now ({@code holder}): its row exists. */
             BUSY,
             /** Not free, by a take statement of its own: the row may be missing (the take loop seeds it). */
             NOT_FREE,
@@ -56,15 +60,21 @@ final class LeaseBatches {
             ALONE
         }
 
-        static final TakeAnswer ALONE_ANSWER = new TakeAnswer(Kind.ALONE, 0, 0);
-        static final TakeAnswer BUSY_ANSWER = new TakeAnswer(Kind.BUSY, 0, 0);
-        static final TakeAnswer NOT_FREE_ANSWER = new TakeAnswer(Kind.NOT_FREE, 0, 0);
+        static final TakeAnswer ALONE_ANSWER = new TakeAnswer(Kind.ALONE, 0, 0, null);
+        static final TakeAnswer NOT_FREE_ANSWER = new TakeAnswer(Kind.NOT_FREE, 0, 0, null);
     }
 
     /** What a batch answered: a take's answer, or a give-up's (1 still ours, 0 not, {@link #ALONE} unanswered). */
     record Answer(TakeAnswer take, int released) {
         static final int ALONE = Integer.MIN_VALUE;
         static final Answer UNANSWERED = new Answer(TakeAnswer.ALONE_ANSWER, ALONE);
+    }
+
+    /** The batch cannot answer exactly (a row lock, a give-up that did not match): rolled back, every request alone. */
+    private static final class AllAlone extends Exception {
+        AllAlone() {
+            super(null, null, false, false);
+        }
     }
 
     private final ConnectionSource connections;
@@ -108,23 +118,12 @@ final class LeaseBatches {
             runAlone(batch.get(0));
             return;
         }
-        List<Combiner.Request<Op, Answer>> takeRequests = new ArrayList<>();
-        List<TakeRequest> takes = new ArrayList<>();
-        List<Combiner.Request<Op, Answer>> giveUpRequests = new ArrayList<>();
-        List<Lease> giveUps = new ArrayList<>();
-        for (Combiner.Request<Op, Answer> request : batch) {
-            if (request.value.take() != null) {
-                takeRequests.add(request);
-                takes.add(request.value.take());
-            } else {
-                giveUpRequests.add(request);
-                giveUps.add(request.value.giveUp());
-            }
-        }
+        Together together = new Together(batch);
         try {
             for (int attempt = 1;; attempt++) {
                 try {
-                    runTogether(takeRequests, takes, giveUpRequests, giveUps);
+                    connection.run(together::run);
+                    together.answer();
                     return;
                 } catch (SQLException e) {
                     if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
@@ -139,73 +138,89 @@ final class LeaseBatches {
             }
             LOG.debugf("A batch of %d lease takes and releases failed, each is run alone: %s", batch.size(),
                     e.getMessage());
-            if (!takes.isEmpty()) {
+            if (together.sent && !together.takes.isEmpty()) {
                 // The transaction may have committed before the failure was seen: no take may stay taken unknown.
-                abandon(takes);
+                abandon(together.takes);
             }
         }
     }
 
-    /** The batch's give-ups and takes in one transaction; answers them once it committed. */
-    private void runTogether(List<Combiner.Request<Op, Answer>> takeRequests, List<TakeRequest> takes,
-            List<Combiner.Request<Op, Answer>> giveUpRequests, List<Lease> giveUps) throws SQLException {
-        long sentAt = System.nanoTime();
-        Outcome outcome = connection.run(raw -> inTransaction(raw, () -> {
-            int[] released = giveUps.isEmpty() ? new int[0] : statements.giveUpMany(raw, giveUps);
-            Map<String, RowState> rows = null;
-            if (!takes.isEmpty()) {
+    /** A batch of several requests, as one transaction. */
+    private final class Together {
+        final List<Combiner.Request<Op, Answer>> takeRequests = new ArrayList<>();
+        final List<TakeRequest> takes = new ArrayList<>();
+        final List<Combiner.Request<Op, Answer>> giveUpRequests = new ArrayList<>();
+        final List<Lease> giveUps = new ArrayList<>();
+        /** Whether a statement may have reached the server (then a failure leaves the takes in doubt). */
+        boolean sent;
+        long sentAt;
+        Map<String, RowState> rows;
+        boolean alone;
+
+        Together(List<Combiner.Request<Op, Answer>> batch) {
+            for (Combiner.Request<Op, Answer> request : batch) {
+                if (request.value.take() != null) {
+                    takeRequests.add(request);
+                    takes.add(request.value.take());
+                } else {
+                    giveUpRequests.add(request);
+                    giveUps.add(request.value.giveUp());
+                }
+            }
+        }
+
+        /** The statements, in one transaction; committed only if every answer is exact. */
+        Void run(Connection raw) throws SQLException {
+            ServerVersion server = connections.server(raw);
+            sent = true;
+            sentAt = System.nanoTime();
+            rows = null;
+            alone = false;
+            try (Statement statement = raw.createStatement()) {
+                statement.execute("START TRANSACTION");
+                boolean committed = false;
                 try {
-                    rows = statements.takeMany(raw, connections.server(raw), takes);
+                    if (!giveUps.isEmpty() && statements.giveUpMany(raw, server, giveUps) != giveUps.size()) {
+                        throw new AllAlone(); // which ones were not ours, only their own statements can tell
+                    }
+                    if (!takes.isEmpty()) {
+                        rows = statements.takeMany(raw, server, takes);
+                    }
+                    statement.execute("COMMIT");
+                    committed = true;
+                } catch (AllAlone e) {
+                    alone = true;
                 } catch (SQLException e) {
                     if (!SqlErrors.isLockWaitTimeout(e)) {
                         throw e;
                     }
-                    // a row held by a transaction: that statement alone was undone; the takes go alone
+                    // A row held by a transaction; the server may have undone only that statement, or everything
+                    // (innodb_rollback_on_timeout): rolled back whole, and every request goes alone.
+                    alone = true;
+                } finally {
+                    if (!committed) {
+                        statement.execute("ROLLBACK");
+                    }
                 }
             }
-            return new Outcome(released, rows);
-        }));
-        for (int i = 0; i < giveUpRequests.size(); i++) {
-            giveUpRequests.get(i).answer(new Answer(null, outcome.released()[i]));
+            return null;
         }
-        if (outcome.rows() == null) {
-            return;
-        }
-        for (Combiner.Request<Op, Answer> request : takeRequests) {
-            TakeRequest take = request.value.take();
-            RowState row = outcome.rows().get(take.serverName());
-            if (row != null) { // else no row yet: the take loop seeds it
-                request.answer(new Answer(take.ownerToken().equals(row.owner())
-                        ? new TakeAnswer(TakeAnswer.Kind.TAKEN, row.fence(), sentAt)
-                        : TakeAnswer.BUSY_ANSWER, 0));
+
+        /** Answers every request the committed transaction answered; the others are left to go alone. */
+        void answer() {
+            if (alone) {
+                return;
             }
-        }
-    }
-
-    private record Outcome(int[] released, Map<String, RowState> rows) {
-    }
-
-    @FunctionalInterface
-    private interface TransactionWork<T> {
-        T run() throws SQLException;
-    }
-
-    /**
-     * Runs the work as one transaction, committed if it returns, rolled back if it throws: begun and ended by statements
-     * of their own, so that the connection stays in autocommit mode (switching it costs a round trip each way).
-     */
-    private static <T> T inTransaction(Connection raw, TransactionWork<T> work) throws SQLException {
-        try (Statement statement = raw.createStatement()) {
-            statement.execute("START TRANSACTION");
-            boolean committed = false;
-            try {
-                T result = work.run();
-                statement.execute("COMMIT");
-                committed = true;
-                return result;
-            } finally {
-                if (!committed) {
-                    statement.execute("ROLLBACK");
+            for (Combiner.Request<Op, Answer> request : giveUpRequests) {
+                request.answer(new Answer(null, 1));
+            }
+            for (Combiner.Request<Op, Answer> request : takeRequests) {
+                TakeRequest take = request.value.take();
+                RowState row = rows.get(take.serverName());
+                if (row != null) { // else no row yet: the take loop seeds it
+                    request.answer(new Answer(take.ownerToken().equals(row.owner())
+                            ? new TakeAnswer(TakeAnswer.Kind.TAKEN, row.fence(), sentAt, null)
+                            : new TakeAnswer(TakeAnswer.Kind.BUSY, 0, 0, row.owner()), 0));
                 }
             }
         }
@@ -216,14 +231,15 @@ final class LeaseBatches {
         Op op = request.value;
         try {
             if (op.take() == null) {
-                request.answer(new Answer(null, connection.run(raw -> statements.giveUp(raw, op.giveUp()))));
+                request.answer(new Answer(null, connection.run(raw -> statements.giveUpWithoutRowWaits(raw,
+                        connections.server(raw), op.giveUp()))));
                 return;
             }
             TakeRequest take = op.take();
             long sentAt = System.nanoTime();
-            long fence = connection.run(raw -> statements.take(raw, connections.server(raw), take.serverName(),
-                    take.ownerToken(), TimeUnit.MICROSECONDS.toNanos(take.leaseMicros())));
-            request.answer(new Answer(fence > 0 ? new TakeAnswer(TakeAnswer.Kind.TAKEN, fence, sentAt)
+            long fence = connection.run(raw -> statements.takeWithoutRowWaits(raw, connections.server(raw),
+                    take.serverName(), take.ownerToken(), TimeUnit.MICROSECONDS.toNanos(take.leaseMicros())));
+            request.answer(new Answer(fence > 0 ? new TakeAnswer(TakeAnswer.Kind.TAKEN, fence, sentAt, null)
                     : TakeAnswer.NOT_FREE_ANSWER, 0));
         } catch (SQLException | RuntimeException e) {
             // a row lock, a dead connection, a read-only server: the take loop and the single give-up handle these

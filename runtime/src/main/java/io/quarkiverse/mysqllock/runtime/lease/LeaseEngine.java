@@ -89,8 +89,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         this.clock = new ClockCheck(connections, new ServerClock(table), ttlNanos, lossMarginNanos, maxClockSkewNanos);
         this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, ttlNanos,
                 renewInterval.toNanos(), lossMarginNanos);
+        // on a borrower thread: a give-back stuck on a stalled network must not hold a thread of the watchdog
         watchdog.alsoEvery(LeaseBatches.IDLE_NANOS / 2, "give-back of the connection kept for batches",
-                batches::giveBackIdleConnection);
+                () -> connections.executor().execute(batches::giveBackIdleConnection));
     }
 
     /**

@@ -31,6 +31,8 @@ final class TakeLoop {
     private static final long FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
     private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
+    /** How many takes finding nothing to take, at most, before the row is looked for again. */
+    private static final int SEED_CHECK_EVERY = 4;
     /** How often an acquisition whose wait is over looks again at a row that was only locked. */
     private static final int ROW_LOCK_RETRIES = 3;
 
@@ -81,12 +83,22 @@ final class TakeLoop {
                 }
                 foundBusy = together.kind() == LeaseBatches.TakeAnswer.Kind.BUSY;
                 foundNotFree = together.kind() == LeaseBatches.TakeAnswer.Kind.NOT_FREE;
+                if (foundBusy && deadline - System.nanoTime() <= 0) {
+                    // busy, and no wait: answered without a connection of its own
+                    busy(name, serverName, start, throwIfBusy, together.holder());
+                    return null;
+                }
+                // A token handed to a batch that failed may still be written by its give-up of the batch's takes,
+                // late: the takes of this loop use a token of their own.
+                ownerToken = identity + "#" + token();
             }
             ConnectionSource.Borrowed borrowed = null;
             try {
                 borrowed = connections.borrowForStatements(name, deadline - System.nanoTime());
                 Connection raw = borrowed.raw();
                 boolean seeded = false;
+                // takes that found nothing to take since the row was last seen: it may have been purged since
+                int takesSinceSeen = 0;
                 boolean rowLocked = false;
                 int rowLockRetries = 0;
                 long backoff = FIRST_BACKOFF_NANOS;
@@ -121,15 +133,21 @@ final class TakeLoop {
                         return new Lease(name, serverName, Instant.now(), ownerToken, fence, gate, leaseCapNanos == 0,
                                 sentAt + leaseNanos);
                     }
+                    long remaining = deadline - System.nanoTime();
+                    // A row seen once may be gone since (purgeUnused removes a row unused for long, free at that
+                    // moment): looked for again every few takes, and before a busy answer.
+                    if (seeded && (++takesSinceSeen >= SEED_CHECK_EVERY || remaining <= 0 && takesSinceSeen > 1)) {
+                        seeded = false;
+                    }
                     if (!seeded) {
                         Optional<Boolean> created = statements.seedWithoutRowWaits(raw, server, serverName);
                         seeded = created.isPresent();
+                        takesSinceSeen = 0;
                         rowLocked |= created.isEmpty();
                         if (created.orElse(false)) {
                             continue;
                         }
                     }
-                    long remaining = deadline - System.nanoTime();
                     if (remaining <= 0 && rowLocked && rowLockRetries < ROW_LOCK_RETRIES) {
                         // A row or gap locked for the moment of another statement (a renewal of other leases) is no
                         // reason to answer busy: look again, a few milliseconds later.
@@ -140,7 +158,9 @@ final class TakeLoop {
                     }
                     if (remaining <= 0) {
                         String holder = throwIfBusy ? statements.holder(raw, serverName) : null;
-                        busy(name, serverName, start, throwIfBusy, holder);
+                        // with no lease on it, what kept it busy is a transaction holding its row
+                        Refusals.busy(name, start, throwIfBusy, holder, rowLocked ? "no lease, but a transaction holding"
+                                + " its row in the lock table (acquireForTransaction, purgeUnused)" : "another instance");
                         return null;
                     }
                     // Full jitter: waiters of several instances spread out instead of polling in step.

@@ -71,10 +71,8 @@ public final class LeaseAdministration {
     /** Ends the name's unexpired lease, whoever holds it: whether there was one. */
     public boolean forceRelease(String name, String serverName) {
         return connections.query(name, "force-release lease '" + name + "'", raw -> {
-            // The fence moves too: a holder's batched give-up tells its own lease from a row that changed owner by it.
             try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
-                    + " expires_at = '1970-01-01 00:00:00', fence = fence + 1 WHERE name = ?"
-                    + " AND expires_at > UTC_TIMESTAMP(6)")) {
+                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)")) {
                 statement.setString(1, serverName);
                 return statement.executeUpdate() == 1;
             }

@@ -4,7 +4,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -81,10 +80,24 @@ public final class LeaseStatements {
                 () -> retryingDeadlocks(() -> takeOnce(raw, server, serverName, ownerToken, leaseNanos)));
     }
 
+    /**
+     * One attempt that waits for no row lock on any server (MySQL: the session's wait at its 1 s minimum), for a
+     * connection shared by the instance's threads, where one held row must delay no other lease: the new fence, or 0.
+     */
+    public long takeWithoutRowWaits(Connection raw, ServerVersion server, String serverName, String ownerToken,
+            long leaseNanos) throws SQLException {
+        return table.withTable(raw, () -> SessionSettings.withoutRowWaits(raw, server,
+                prefix -> retryingDeadlocks(() -> takeOnce(raw, prefix, serverName, ownerToken, leaseNanos))));
+    }
+
     private long takeOnce(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos)
             throws SQLException {
-        PreparedStatement statement = connections.statements().prepare(raw, server.setStatement() ? SessionSettings.NO_ROW_WAIT + take : take,
-                true);
+        return takeOnce(raw, server.setStatement() ? SessionSettings.NO_ROW_WAIT : "", serverName, ownerToken, leaseNanos);
+    }
+
+    private long takeOnce(Connection raw, String prefix, String serverName, String ownerToken, long leaseNanos)
+            throws SQLException {
+        PreparedStatement statement = connections.statements().prepare(raw, prefix + take, true);
         statement.setString(1, ownerToken);
         statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
         statement.setString(3, serverName);
@@ -231,8 +244,20 @@ public final class LeaseStatements {
 
     /** Gives the lease up on this connection: 1 if it was still ours, 0 if not. */
     public int giveUp(Connection raw, OwnedLease lease) throws SQLException {
+        return giveUp(raw, "", lease);
+    }
+
+    /**
+     * The same, waiting for no row lock (error 1205 at once), for a connection shared by the instance's threads, where
+     * one held row must delay no other lease.
+     */
+    public int giveUpWithoutRowWaits(Connection raw, ServerVersion server, OwnedLease lease) throws SQLException {
+        return SessionSettings.withoutRowWaits(raw, server, prefix -> giveUp(raw, prefix, lease));
+    }
+
+    private int giveUp(Connection raw, String prefix, OwnedLease lease) throws SQLException {
         return retryingDeadlocks(() -> {
-            PreparedStatement statement = connections.statements().prepare(raw, giveUp);
+            PreparedStatement statement = connections.statements().prepare(raw, prefix + giveUp);
             statement.setString(1, lease.serverName());
             statement.setString(2, lease.ownerToken());
             return statement.executeUpdate();
@@ -240,35 +265,26 @@ public final class LeaseStatements {
     }
 
     /**
-     * Gives several leases up in one statement: for each, 1 if it was still ours (and is given up now), 0 if not. Where
-     * the statement did not give all of them up, their rows tell which it did: every write that changes a row's owner
-     * but ours (a take, a forced release) moves its fence, so a row whose fence is still our lease's was ours until
-     * now. Not retried on a deadlock: it runs in the caller's transaction, which a deadlock rolls back whole.
+     * Gives several leases up in one statement, waiting for no row lock (error 1205 at once): how many it gave up, each
+     * still ours until now (owner tokens are unique per acquisition). Fewer than asked means some were not ours any
+     * more; which ones, only each lease's own statement can tell. Not retried on a deadlock: it runs in the caller's
+     * transaction, which a deadlock rolls back whole.
      */
-    public int[] giveUpMany(Connection raw, List<? extends OwnedLease> leases) throws SQLException {
-        int released = giveUpRows(raw, leases.stream().map(OwnedLease::serverName).toList(),
-                leases.stream().map(OwnedLease::ownerToken).toList());
-        int[] outcomes = new int[leases.size()];
-        if (released == leases.size()) {
-            Arrays.fill(outcomes, 1);
-            return outcomes;
-        }
-        Map<String, RowState> rows = rowStates(raw, leases.stream().map(OwnedLease::serverName).toList());
-        for (int i = 0; i < outcomes.length; i++) {
-            RowState row = rows.get(leases.get(i).serverName());
-            outcomes[i] = row != null && row.owner() == null && row.fence() == leases.get(i).fence() ? 1 : 0;
-        }
-        return outcomes;
+    public int giveUpMany(Connection raw, ServerVersion server, List<? extends OwnedLease> leases) throws SQLException {
+        return SessionSettings.withoutRowWaits(raw, server,
+                prefix -> giveUpRows(raw, prefix, leases.stream().map(OwnedLease::serverName).toList(),
+                        leases.stream().map(OwnedLease::ownerToken).toList()));
     }
 
     /** Gives up whatever these takes of a failed batch took: how many they had. */
     public int giveUpTakes(Connection raw, List<TakeRequest> takes) throws SQLException {
-        return retryingDeadlocks(() -> giveUpRows(raw, takes.stream().map(TakeRequest::serverName).toList(),
+        return retryingDeadlocks(() -> giveUpRows(raw, "", takes.stream().map(TakeRequest::serverName).toList(),
                 takes.stream().map(TakeRequest::ownerToken).toList()));
     }
 
-    private int giveUpRows(Connection raw, List<String> serverNames, List<String> ownerTokens) throws SQLException {
-        StringBuilder sql = new StringBuilder("UPDATE ").append(table.name())
+    private int giveUpRows(Connection raw, String prefix, List<String> serverNames, List<String> ownerTokens)
+            throws SQLException {
+        StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
                 .append(" SET owner = NULL, expires_at = '1970-01-01 00:00:00'");
         // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
         appendIn(sql.append(" WHERE name IN ("), serverNames.size());

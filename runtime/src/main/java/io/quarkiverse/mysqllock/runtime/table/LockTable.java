@@ -19,8 +19,9 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
- * The lock table: one row per lock name, never deleted, so that its {@code fence} column only grows. The NAMED engine
- * uses it for fencing tokens only; the LEASE engine also keeps its leases in it.
+ * The lock table: one row per lock name, whose {@code fence} column only grows; a row removed once unused
+ * ({@link UnusedRows}) comes back with a fence above every one it had. The NAMED engine uses it for fencing tokens only;
+ * the LEASE engine also keeps its leases in it.
  * <p>
  * Here: the table itself (its DDL, its creation), its rows and their fences, and the run-once records. The statements
  * on the leases are the LEASE engine's ({@code lease.LeaseStatements}); those on the fleet's reserved rows
@@ -48,8 +49,13 @@ public final class LockTable {
         this.table = table;
         this.createTable = createTable;
         // LAST_INSERT_ID(expr) hands the new value back in the same round trip as the update.
-        this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1) WHERE name = ?";
-        this.seed = "INSERT IGNORE INTO " + table + " (name, fence) VALUES (?, 0)";
+        // acquired_at: when a fence was last issued, so that the row counts as in use (UnusedRows)
+        this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1), acquired_at = UTC_TIMESTAMP(6)"
+                + " WHERE name = ?";
+        // A new row starts from the highest fence ever removed (UnusedRows), read under a shared lock so that a removal
+        // under way is waited for: a name that comes back never gets a fence it had before.
+        this.seed = "INSERT IGNORE INTO " + table + " (name, fence) SELECT ?, COALESCE(MAX(fence), 0) FROM " + table
+                + " WHERE name = '" + UnusedRows.FLOOR + "' LOCK IN SHARE MODE";
         this.exists = "SELECT 1 FROM " + table + " WHERE name = ?";
     }
 
@@ -202,7 +208,8 @@ public final class LockTable {
     public boolean claimTick(Connection connection, String serverName, long tick) throws SQLException {
         seed(connection, serverName);
         try (PreparedStatement statement = connection
-                .prepareStatement("UPDATE " + table + " SET fence = ? WHERE name = ? AND fence < ?")) {
+                .prepareStatement("UPDATE " + table + " SET fence = ?, completed_at = UTC_TIMESTAMP(6) WHERE name = ?"
+                        + " AND fence < ?")) {
             statement.setLong(1, tick);
             statement.setString(2, serverName);
             statement.setLong(3, tick);

@@ -11,7 +11,4 @@ public interface OwnedLease {
 
     /** The holder identity and a token unique to the acquisition: the row's {@code owner}. */
     String ownerToken();
-
-    /** The row's fence when this lease was taken: every later write that changes the row's owner but ours moves it. */
-    long fence();
 }

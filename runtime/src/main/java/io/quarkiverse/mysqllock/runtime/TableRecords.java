@@ -1,6 +1,8 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockLostException;
@@ -8,14 +10,18 @@ import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
 
-/** Cluster-wide run-once: the lock of the name, and a completion time in the name's row of the lock table. */
-final class RunOnce {
+/**
+ * What the lock table records beside locks: cluster-wide run-once completions (the lock of the name, and a completion
+ * time in its row), the last tick each scheduled job ran, and the removal of rows nobody uses any more.
+ */
+final class TableRecords {
 
     private final ConnectionSource connections;
     private final LockTable table;
 
-    public RunOnce(ConnectionSource connections, LockTable table) {
+    public TableRecords(ConnectionSource connections, LockTable table) {
         this.connections = connections;
         this.table = table;
     }
@@ -66,6 +72,12 @@ final class RunOnce {
                 () -> table.claimTick(borrowed.raw(), tickRow, tick)));
     }
 
+    /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */
+    public long purgeUnused(Duration unusedFor) {
+        return withStatements("(purge)", borrowed -> new UnusedRows(table).purge(borrowed.raw(),
+                TimeUnit.NANOSECONDS.toMicros(unusedFor.toNanos())));
+    }
+
     private boolean completed(String name, String serverName) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
                 () -> table.completed(borrowed.raw(), serverName)));
@@ -89,7 +101,7 @@ final class RunOnce {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled());
             }
-            throw new IllegalStateException("Run-once or tick of '" + name + "': the lock table could not be read or written: "
+            throw new IllegalStateException("The lock table could not be read or written for '" + name + "': "
                     + SqlErrors.describe(e), e);
         }
     }

@@ -1,0 +1,154 @@
+package io.quarkiverse.mysqllock.runtime.table;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+
+/**
+ * Removes the rows of names nobody used for a while, without letting any name's fence go back: the highest fence ever
+ * removed is kept in the reserved row {@value #FLOOR} (raised in the same transaction as the removal, under its row
+ * lock), and a row seeded again later starts from it ({@link LockTable}'s seed reads it under a shared lock), so a name
+ * that comes back gets fences above every one it had. Rows in use are never removed: an unexpired lease, a lease or a
+ * fence taken within the period, a run-once completion, a scheduled job's last tick, the fleet's reserved rows.
+ */
+public final class UnusedRows {
+
+    /** The reserved row whose fence is at least every fence of a removed row. */
+    public static final String FLOOR = "~fence-floor";
+    /** Rows removed per transaction, so that no transaction holds many row locks for long. */
+    static final int BATCH = 1000;
+    private static final int DEADLOCK_RETRIES = 10;
+
+    /** The rule of an unused row (parameters: the period twice, in microseconds), checked again under the row locks. */
+    private static final String UNUSED = " AND name NOT LIKE '~%' AND completed_at IS NULL"
+            + " AND expires_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND"
+            + " AND (acquired_at IS NULL OR acquired_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)";
+
+    private final LockTable table;
+
+    public UnusedRows(LockTable table) {
+        this.table = table;
+    }
+
+    /**
+     * Removes the rows unused for {@code unusedMicros} or longer, in transactions of up to {@value #BATCH} rows on this
+     * connection (left in autocommit mode): how many it removed.
+     */
+    public long purge(Connection raw, long unusedMicros) throws SQLException {
+        return table.withTable(raw, () -> {
+            long removed = 0;
+            String after = "";
+            while (true) {
+                List<String> candidates = candidates(raw, after, unusedMicros);
+                if (!candidates.isEmpty()) {
+                    removed += removeBatch(raw, candidates, unusedMicros);
+                    after = candidates.get(candidates.size() - 1);
+                }
+                if (candidates.size() < BATCH) {
+                    return removed;
+                }
+            }
+        });
+    }
+
+    /**
+     * The next names that look unused, after {@code after} in name order: a plain consistent read, which locks nothing
+     * (a locking scan would hold every row it passes, and stall every lease of the table meanwhile).
+     */
+    private List<String> candidates(Connection raw, String after, long unusedMicros) throws SQLException {
+        List<String> names = new ArrayList<>();
+        try (PreparedStatement statement = raw.prepareStatement("SELECT name FROM " + table.name() + " WHERE name > ?"
+                + UNUSED + " ORDER BY name LIMIT " + BATCH)) {
+            statement.setString(1, after);
+            statement.setLong(2, unusedMicros);
+            statement.setLong(3, unusedMicros);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    names.add(rs.getString(1));
+                }
+            }
+        }
+        return names;
+    }
+
+    private int removeBatch(Connection raw, List<String> candidates, long unusedMicros) throws SQLException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return removeOnce(raw, candidates, unusedMicros);
+            } catch (SQLException e) {
+                if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /**
+     * One transaction: locks the candidates that are still unused (by their keys: only those rows), raises the floor to
+     * their highest fence, removes them. The floor is locked last, so that seeds of new rows wait only for this
+     * transaction's last statements.
+     */
+    private int removeOnce(Connection raw, List<String> candidates, long unusedMicros) throws SQLException {
+        String t = table.name();
+        raw.setAutoCommit(false);
+        boolean committed = false;
+        try {
+            List<String> names = new ArrayList<>();
+            long highest = 0;
+            try (PreparedStatement unused = raw.prepareStatement("SELECT name, fence FROM " + t + " WHERE name IN ("
+                    + placeholders(candidates.size()) + ")" + UNUSED + " FOR UPDATE")) {
+                int index = 1;
+                for (String name : candidates) {
+                    unused.setString(index++, name);
+                }
+                unused.setLong(index++, unusedMicros);
+                unused.setLong(index, unusedMicros);
+                try (ResultSet rs = unused.executeQuery()) {
+                    while (rs.next()) {
+                        names.add(rs.getString(1));
+                        highest = Math.max(highest, rs.getLong(2));
+                    }
+                }
+            }
+            if (!names.isEmpty()) {
+                try (PreparedStatement floor = raw.prepareStatement("INSERT IGNORE INTO " + t + " (name, fence) VALUES (?, 0)")) {
+                    floor.setString(1, FLOOR);
+                    floor.executeUpdate();
+                }
+                try (PreparedStatement raise = raw.prepareStatement(
+                        "UPDATE " + t + " SET fence = GREATEST(fence, ?) WHERE name = ?")) {
+                    raise.setLong(1, highest);
+                    raise.setString(2, FLOOR);
+                    raise.executeUpdate();
+                }
+                try (PreparedStatement delete = raw.prepareStatement("DELETE FROM " + t + " WHERE name IN ("
+                        + placeholders(names.size()) + ")")) {
+                    for (int i = 0; i < names.size(); i++) {
+                        delete.setString(i + 1, names.get(i));
+                    }
+                    delete.executeUpdate();
+                }
+            }
+            raw.commit();
+            committed = true;
+            return names.size();
+        } finally {
+            try {
+                if (!committed) {
+                    raw.rollback();
+                }
+            } finally {
+                raw.setAutoCommit(true);
+            }
+        }
+    }
+
+    private static String placeholders(int count) {
+        return "?" + ", ?".repeat(Math.max(0, count - 1));
+    }
+}
