@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 
 /**

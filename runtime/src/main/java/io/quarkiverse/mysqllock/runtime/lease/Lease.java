@@ -4,6 +4,7 @@ import java.time.Instant;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.table.OwnedLease;
 
 /** A lease row this instance owns. Its counters are guarded by the lease's monitor. */

@@ -16,6 +16,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
@@ -26,8 +27,8 @@ import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.table.LeaseAdministration;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
-import io.quarkiverse.mysqllock.runtime.table.ServerClock;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.ServerClock;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**

@@ -8,6 +8,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -42,6 +43,8 @@ final class OwnSessionAcquisition {
     private final PinnedSessions pinned;
     private final SessionLifecycle lifecycle;
     private final Holds holds;
+    /** The right to wait on the server for a name, one thread at a time per name. */
+    private final LocalGate.Gates gates = new LocalGate.Gates();
 
     OwnSessionAcquisition(ConnectionSource connections, SessionStatements statements, Membership membership,
             HeldNames names, WaitForGraph waits, ThreadSessions threads, PinnedSessions pinned,
@@ -68,11 +71,48 @@ final class OwnSessionAcquisition {
             waits.startWaiting(me, name, serverName);
         }
         try {
-            return ownSession(name, serverName, me, start, deadline, throwIfBusy);
+            return gatedWait(name, serverName, me, start, deadline, throwIfBusy);
         } finally {
             if (waiting) {
                 waits.stopWaiting(me);
             }
+        }
+    }
+
+    /**
+     * Of the threads of this instance that wait for one name and have no session of their own, one waits on the server
+     * (in {@code GET_LOCK}), the others in the JVM, in the order they came, for the right to: 1,000 waiters cost one
+     * session and one place in the server's queue per instance, not 1,000. The right passes on when the waiting one's
+     * {@code GET_LOCK} answers, so the next is queued on the server while the lock is held. A thread that has a session
+     * of its own (it holds locks it waited for) waits there, where the server sees the deadlocks among its locks; a
+     * thread without one holds no lock the server could see in a cycle.
+     */
+    private ControlledHandle gatedWait(String name, String serverName, Thread me, long start, long deadline,
+            boolean throwIfBusy) {
+        if (deadline - System.nanoTime() <= 0 || (me != null && threads.has(me))) {
+            return ownSession(name, serverName, me, start, deadline, throwIfBusy);
+        }
+        LocalGate gate = gates.enter(serverName);
+        try {
+            boolean passed;
+            try {
+                passed = gate.pass(deadline - System.nanoTime());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw Refusals.interrupted(name, Duration.ofNanos(System.nanoTime() - start));
+            }
+            if (!passed) {
+                NamedLock here = names.get(serverName);
+                String holder = throwIfBusy && here != null && here.isHeld() ? names.describeLocal(here) : null;
+                return Refusals.busy(name, start, throwIfBusy, holder, "another session");
+            }
+            try {
+                return ownSession(name, serverName, me, start, deadline, throwIfBusy);
+            } finally {
+                gate.open();
+            }
+        } finally {
+            gates.leave(serverName, gate);
         }
     }
 

@@ -1,0 +1,74 @@
+package io.quarkiverse.mysqllock.deployment.named;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * Many threads of one instance waiting for one name use one server session between them, not one each: the others
+ * wait in the JVM, in the order they came, for the right to wait on the server. Before, 50 waiters asked the pool (20
+ * connections) for 50 sessions, and those that got none failed.
+ */
+class WaitersShareOneSessionTest {
+
+    static final int WAITERS = 50;
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    @Test
+    void fiftyWaitersWaitOnOneSessionAndAllGetTheLockInTurn() throws Exception {
+        try (StandaloneLocks holder = StandaloneLocks.Settings.of("hot-holder").mode(Mode.NAMED).start();
+                StandaloneLocks waiters = StandaloneLocks.Settings.of("hot-waiters").mode(Mode.NAMED).start()) {
+            NamedLockEngine engine = (NamedLockEngine) waiters.locks.engine();
+            LockHandle held = holder.locks.acquire("hot", Duration.ZERO);
+            AtomicInteger granted = new AtomicInteger();
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger overlaps = new AtomicInteger();
+            List<CompletableFuture<Void>> threads = new ArrayList<>();
+            for (int i = 0; i < WAITERS; i++) {
+                threads.add(Background.run(() -> {
+                    try (LockHandle handle = waiters.locks.acquire("hot", Duration.ofSeconds(60))) {
+                        if (inside.incrementAndGet() != 1) {
+                            overlaps.incrementAndGet();
+                        }
+                        granted.incrementAndGet();
+                        inside.decrementAndGet();
+                    }
+                }));
+            }
+            LockApp.await("a waiter to wait on the server", Duration.ofSeconds(10),
+                    () -> ServerState.waitingInGetLock() >= 1);
+            // every waiter had time to ask; one waits on the server, the others in the JVM
+            TimeUnit.MILLISECONDS.sleep(500);
+            assertThat(ServerState.waitingInGetLock()).as("sessions waiting on the server").isOne();
+            // the shared connections their first, immediate tries used go back a moment later: one is left
+            LockApp.await("the waiters to keep one connection, " + engine.describePinned(), Duration.ofSeconds(5),
+                    () -> engine.pinnedConnections() == 1);
+            assertThat(ServerState.waitingInGetLock()).as("sessions waiting on the server").isOne();
+            assertThat(granted.get()).isZero();
+
+            held.release();
+            CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            assertThat(granted.get()).isEqualTo(WAITERS);
+            assertThat(overlaps.get()).isZero();
+        }
+    }
+}
