@@ -1,10 +1,7 @@
 package io.quarkiverse.mysqllock.bench;
 
 import java.nio.file.Path;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -79,16 +76,52 @@ public class BenchMain implements QuarkusApplication {
     @ConfigProperty(name = "bench.hold.per-thread", defaultValue = "100")
     int holdPerThread;
 
+    @ConfigProperty(name = "bench.curve.sizes", defaultValue = "100,1000,10000,100000")
+    int[] curveSizes;
+
+    @ConfigProperty(name = "bench.curve.window-seconds", defaultValue = "20")
+    int curveWindowSeconds;
+
+    @ConfigProperty(name = "bench.wait.threads", defaultValue = "1")
+    int waitThreads;
+
+    @ConfigProperty(name = "bench.wait.hold-micros", defaultValue = "200")
+    long waitHoldMicros;
+
+    @ConfigProperty(name = "bench.go")
+    java.util.Optional<Path> go;
+
+    @ConfigProperty(name = "bench.instance.id", defaultValue = "1")
+    String instanceId;
+
+    @ConfigProperty(name = "bench.instance.locks", defaultValue = "100")
+    int instanceLocks;
+
+    @ConfigProperty(name = "bench.table.rows", defaultValue = "1000000")
+    int tableRows;
+
     @Override
     public int run(String... args) throws Exception {
         Map<String, Object> result = switch (role) {
             case "uncontended" -> uncontended();
             case "hold-many" -> holdMany();
             case "contend" -> contend();
-            default -> throw new IllegalArgumentException("bench.role=" + role + ": uncontended, hold-many or contend");
+            case "hold-curve" -> new Curves(dataSource).hold(manager(), curveSizes, holdThreads,
+                    Duration.ofSeconds(curveWindowSeconds));
+            case "wait" -> new Curves(dataSource).wait(manager(), waitThreads, seconds, waitHoldMicros, go.orElseThrow());
+            case "instance" -> new Curves(dataSource).instance(manager(), instanceId, instanceLocks, go.orElseThrow());
+            case "table" -> new Curves(dataSource).table(leaseManager(config.lease().ttl()),
+                    WithMode.table(config, MySqlLockRuntimeConfig.Mode.LEASE), tableRows);
+            default -> throw new IllegalArgumentException("bench.role=" + role
+                    + ": uncontended, hold-many, contend, hold-curve, wait, instance or table");
         };
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), result);
         return 0;
+    }
+
+    /** The engine {@code bench.engine} names: the application's NAMED bean, or a LEASE manager (default ttl). */
+    private MySqlLockManager manager() {
+        return engine.equals("lease") ? leaseManager(config.lease().ttl()) : (MySqlLockManager) locks;
     }
 
     /** The LEASE engine on the same datasource, a second manager built as the bean is. */
@@ -262,22 +295,10 @@ public class BenchMain implements QuarkusApplication {
     }
 
     private long questions() throws SQLException {
-        return scalar("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'");
-    }
-
-    private long scalar(String sql) throws SQLException {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
-                ResultSet rs = statement.executeQuery(sql)) {
-            rs.next();
-            return rs.getLong(1);
-        }
+        return Curves.questions(dataSource);
     }
 
     private static long usedHeap() {
-        for (int i = 0; i < 3; i++) {
-            System.gc();
-        }
-        Runtime runtime = Runtime.getRuntime();
-        return runtime.totalMemory() - runtime.freeMemory();
+        return Curves.usedHeap();
     }
 }

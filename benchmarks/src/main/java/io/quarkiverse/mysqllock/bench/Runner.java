@@ -30,6 +30,7 @@ final class Runner {
     /** Each subject's result at this thread count, in the order given. */
     Map<String, Map<String, Object>> run(List<Subject> subjects, int threads, String scenario) throws Exception {
         Map<String, List<Double>> throughputs = new LinkedHashMap<>();
+        Map<String, List<Double>> serverCpu = new LinkedHashMap<>();
         Map<String, List<long[]>> latencies = new LinkedHashMap<>();
         for (Subject subject : subjects) {
             timed(subject, threads, scenario, warmupNanos);
@@ -38,6 +39,7 @@ final class Runner {
             for (Subject subject : subjects) {
                 Measurement m = timed(subject, threads, scenario, measureNanos);
                 throughputs.computeIfAbsent(subject.name(), k -> new ArrayList<>()).add(m.opsPerSecond);
+                serverCpu.computeIfAbsent(subject.name(), k -> new ArrayList<>()).add(m.serverCpuMicrosPerOp);
                 latencies.computeIfAbsent(subject.name(), k -> new ArrayList<>()).add(m.latencies);
             }
         }
@@ -48,6 +50,7 @@ final class Runner {
             result.put("threads", threads);
             result.put("opsPerSecond", median(throughputs.get(subject.name())));
             result.put("roundsOpsPerSecond", throughputs.get(subject.name()));
+            result.put("serverCpuMicrosPerOp", median(serverCpu.get(subject.name())));
             result.put("p50Micros", percentile(all, 0.50) / 1000.0);
             result.put("p99Micros", percentile(all, 0.99) / 1000.0);
             result.put("cycles", all.length);
@@ -56,7 +59,16 @@ final class Runner {
         return results;
     }
 
-    private record Measurement(double opsPerSecond, long[] latencies) {
+    /** @param serverCpuMicrosPerOp the CPU the servers (the database, Redis) used per cycle */
+    private record Measurement(double opsPerSecond, long[] latencies, double serverCpuMicrosPerOp) {
+    }
+
+    /** CPU time the database and Redis server processes have used so far, in nanoseconds. */
+    static long serverCpuNanos() {
+        return ProcessHandle.allProcesses().filter(process -> {
+            String command = process.info().command().orElse("");
+            return command.endsWith("mariadbd") || command.endsWith("mysqld") || command.endsWith("redis-server");
+        }).mapToLong(process -> process.info().totalCpuDuration().map(java.time.Duration::toNanos).orElse(0L)).sum();
     }
 
     private static Measurement timed(Subject subject, int threads, String scenario, long nanos) throws Exception {
@@ -97,6 +109,7 @@ final class Runner {
             worker.start();
         }
         ready.await();
+        long serverCpuBefore = serverCpuNanos();
         long start = System.nanoTime();
         deadline[0] = start + nanos;
         go.countDown();
@@ -104,6 +117,7 @@ final class Runner {
             worker.join();
         }
         double seconds = (System.nanoTime() - start) / 1e9;
+        long serverCpu = serverCpuNanos() - serverCpuBefore;
         if (failure.get() != null) {
             throw new IllegalStateException(subject.name() + " failed on " + threads + " threads", failure.get());
         }
@@ -113,7 +127,8 @@ final class Runner {
             total += counts[t];
             kept.add(Arrays.copyOf(samples[t], Math.min(counts[t], MAX_SAMPLES_PER_THREAD)));
         }
-        return new Measurement(total / seconds, kept.stream().flatMapToLong(Arrays::stream).toArray());
+        return new Measurement(total / seconds, kept.stream().flatMapToLong(Arrays::stream).toArray(),
+                total == 0 ? 0 : serverCpu / 1000.0 / total);
     }
 
     static double median(List<Double> values) {

