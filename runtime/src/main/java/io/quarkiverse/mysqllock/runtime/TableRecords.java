@@ -75,7 +75,7 @@ final class TableRecords {
     /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */
     public long purgeUnused(Duration unusedFor) {
         return withStatements("(purge)", borrowed -> new UnusedRows(table).purge(borrowed.raw(),
-                TimeUnit.NANOSECONDS.toMicros(unusedFor.toNanos())));
+                connections.server(borrowed.raw()), TimeUnit.NANOSECONDS.toMicros(unusedFor.toNanos())));
     }
 
     private boolean completed(String name, String serverName) {

@@ -47,14 +47,13 @@ final class TransactionScopedLocks {
         boolean locked;
         try (Connection connection = dataSource.getConnection()) {
             ServerVersion server = connections.server(ConnectionSource.raw(connection));
-            if (seconds == 0 && server.nowait()) {
-                locked = lockRow(connection, serverName, " NOWAIT");
-            } else if (server.mariaDb() && server.atLeast(10, 3, 0)) {
-                locked = lockRow(connection, serverName, " WAIT " + seconds);
-            } else {
-                // MySQL has no WAIT n, and MySQL 5.7 no NOWAIT: the session's lock wait bounds this one statement, at
-                // least the server's minimum of 1 s.
-                locked = lockRowWithSessionTimeout(connection, serverName, Math.max(1, seconds));
+            locked = lockRow(connection, server, serverName, seconds);
+            if (!locked) {
+                // purgeUnused removed the row since it was seeded (it may have locked it first, and this read waited
+                // for it): seeded again, in this transaction (its own gap lock from the read does not stop its own
+                // insert), which then holds the new row
+                SessionSettings.withLockWait(connection, Math.max(1, seconds), () -> table.seed(connection, serverName));
+                locked = lockRow(connection, server, serverName, seconds);
             }
         } catch (SQLException e) {
             Duration waited = Duration.ofNanos(System.nanoTime() - start);
@@ -79,12 +78,11 @@ final class TransactionScopedLocks {
                     "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);
         }
         if (!locked) {
-            // No row, so nothing was locked; it cannot be seeded from here either: the seed would wait for the gap
-            // lock this transaction's read just took.
+            // No row even after this transaction inserted it, so nothing was locked.
             throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
                     null, "Lock '" + name + "' was not acquired: its row in the lock table '" + table.name() + "' is"
-                            + " missing although it was just created. Something deletes or renames rows of the lock"
-                            + " table; they must never be deleted (their fences would start again from 1)",
+                            + " missing although this transaction just inserted it. Something (a trigger?) renames or"
+                            + " deletes rows of the lock table; only purgeUnused may delete them (it keeps their fences)",
                     null);
         }
     }
@@ -132,7 +130,20 @@ final class TransactionScopedLocks {
         }
     }
 
-    /** Locks the name's row; false if there is none (and so nothing was locked). */
+    /** Locks the name's row, waiting up to {@code seconds} for it; false if there is none (and so nothing was locked). */
+    private boolean lockRow(Connection connection, ServerVersion server, String serverName, long seconds)
+            throws SQLException {
+        if (seconds == 0 && server.nowait()) {
+            return lockRow(connection, serverName, " NOWAIT");
+        }
+        if (server.mariaDb() && server.atLeast(10, 3, 0)) {
+            return lockRow(connection, serverName, " WAIT " + seconds);
+        }
+        // MySQL has no WAIT n, and MySQL 5.7 no NOWAIT: the session's lock wait bounds this one statement, at least the
+        // server's minimum of 1 s.
+        return lockRowWithSessionTimeout(connection, serverName, Math.max(1, seconds));
+    }
+
     private boolean lockRow(Connection connection, String serverName, String waitClause) throws SQLException {
         return table.lockRow(connection, serverName, waitClause);
     }

@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock.deployment.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,6 +23,7 @@ import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -133,6 +136,35 @@ class PurgeUnusedTest {
             CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
             assertThat(purged.get()).as("rows removed while in use around them").isPositive();
             assertThat(regressions.get()).as("fences that did not grow").isZero();
+        }
+    }
+
+    /**
+     * A purge waits for no row lock: a row held by a transaction is skipped (it is in use), the others are removed, and
+     * the purge returns at once. Before, it waited for the row up to innodb_lock_wait_timeout while holding the row locks
+     * of the rest of its batch (every renewal of those names failed meanwhile), then failed.
+     */
+    @Test
+    void aPurgeWaitsForNoRowLock() throws Exception {
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("purge-locked").mode(Mode.LEASE)
+                .table("purge_locked_lock").start()) {
+            for (String name : List.of("purge:locked", "purge:free")) {
+                instance.locks.acquire(name, Duration.ZERO).release();
+                age("purge_locked_lock", name);
+            }
+            try (Connection holder = TestDatabase.shared().connect()) {
+                holder.setAutoCommit(false);
+                try (PreparedStatement lock = holder
+                        .prepareStatement("SELECT fence FROM purge_locked_lock WHERE name = 'purge:locked' FOR UPDATE")) {
+                    lock.executeQuery().close();
+                }
+                long removed = Background.supply(() -> instance.locks.purgeUnused(Duration.ofHours(1)))
+                        .get(10, TimeUnit.SECONDS);
+                assertThat(removed).isOne();
+                assertThat(rows("purge_locked_lock", "purge:free")).isZero();
+                assertThat(rows("purge_locked_lock", "purge:locked")).as("locked by a transaction").isOne();
+                holder.rollback();
+            }
         }
     }
 

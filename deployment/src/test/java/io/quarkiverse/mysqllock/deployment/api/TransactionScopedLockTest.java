@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock.deployment.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -25,6 +27,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.test.QuarkusUnitTest;
 
 /** acquireForTransaction: a row lock that lives exactly as long as the caller's transaction. */
@@ -123,6 +126,39 @@ class TransactionScopedLockTest {
         } finally {
             ServerState.update("DROP TRIGGER txl_rename");
         }
+    }
+
+    /**
+     * A purge removes a row a transaction waits for (it locked the row first, then deleted it): the waiter gets the lock
+     * of a row seeded again, not an error. Before, it was refused with DATABASE_ERROR ("its row ... is missing").
+     */
+    @Test
+    void aRowAPurgeRemovesWhileItIsWaitedForIsSeededAgainAndLocked() throws Exception {
+        work.underLock("txl:purged", Duration.ZERO, () -> {
+        });
+        try (Connection purge = TestDatabase.shared().connect()) {
+            purge.setAutoCommit(false);
+            try (PreparedStatement delete = purge.prepareStatement("DELETE FROM mysql_lock WHERE name = 'txl:purged'")) {
+                assertThat(delete.executeUpdate()).isOne();
+            }
+            CompletableFuture<Void> waiter = Background.run(() -> work.underLock("txl:purged", Duration.ofSeconds(20),
+                    () -> {
+                    }));
+            LockApp.await("the waiter to block on the row", Duration.ofSeconds(10), () -> ServerState.queryLong(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT fence FROM mysql_lock%FOR UPDATE%'") > 0);
+            purge.commit();
+            waiter.get(20, TimeUnit.SECONDS);
+        }
+        assertThat(ServerState.queryLong("SELECT COUNT(*) FROM mysql_lock WHERE name = 'txl:purged'")).isOne();
+    }
+
+    /** A row a transaction just locked counts as used: a purge of rows unused for an hour keeps it. */
+    @Test
+    void aPurgeKeepsTheRowOfARecentTransactionLock() {
+        work.underLock("txl:recent", Duration.ZERO, () -> {
+        });
+        locks.purgeUnused(Duration.ofHours(1));
+        assertThat(ServerState.queryLong("SELECT COUNT(*) FROM mysql_lock WHERE name = 'txl:recent'")).isOne();
     }
 
     /**

@@ -69,6 +69,11 @@ public record ServerVersion(boolean mariaDb, int major, int minor, int patch, St
         return mariaDb ? atLeast(10, 3, 0) : atLeast(8, 0, 1);
     }
 
+    /** {@code SELECT ... FOR UPDATE SKIP LOCKED}: MySQL 8.0.1+, MariaDB 10.6+. */
+    public boolean skipLocked() {
+        return mariaDb ? atLeast(10, 6, 0) : atLeast(8, 0, 1);
+    }
+
     /** {@code SET STATEMENT var = value FOR statement} (MariaDB 10.1.2+): a row-lock wait bounded for one statement. */
     public boolean setStatement() {
         return mariaDb && atLeast(10, 1, 2);

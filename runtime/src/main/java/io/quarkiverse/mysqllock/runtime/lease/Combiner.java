@@ -69,6 +69,22 @@ final class Combiner<T, R> {
         Request<T, R> request = new Request<>(value);
         queue.add(request);
         boolean interrupted = false;
+        try {
+            interrupted = await(request);
+        } catch (RuntimeException | Error e) {
+            // A batch this thread led failed with its request still queued: no later batch may run it for nobody.
+            queue.remove(request);
+            throw e;
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return request.answer;
+    }
+
+    /** Waits until the request is answered, leading batches meanwhile: whether the thread was interrupted. */
+    private boolean await(Request<T, R> request) {
+        boolean interrupted = false;
         while (!request.done) {
             if (leader.tryLock()) {
                 // A batch serves other threads too: an interrupt of this one is not theirs (it would fail the batch's
@@ -92,10 +108,7 @@ final class Combiner<T, R> {
                 interrupted |= Thread.interrupted();
             }
         }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        return request.answer;
+        return interrupted;
     }
 
     private void runBatch() {

@@ -132,7 +132,7 @@ final class LeaseBatches {
                     // the whole transaction was rolled back: run it again
                 }
             }
-        } catch (SQLException | RuntimeException e) {
+        } catch (SQLException | RuntimeException | Error e) {
             if (e instanceof SQLException sql && SqlErrors.isReadOnly(sql)) {
                 connections.readOnlyFound("batch of " + batch.size() + " lease takes and releases");
             }
@@ -141,6 +141,9 @@ final class LeaseBatches {
             if (together.sent && !together.takes.isEmpty()) {
                 // The transaction may have committed before the failure was seen: no take may stay taken unknown.
                 abandon(together.takes);
+            }
+            if (e instanceof Error error) {
+                throw error;
             }
         }
     }
@@ -241,18 +244,50 @@ final class LeaseBatches {
                     take.serverName(), take.ownerToken(), TimeUnit.MICROSECONDS.toNanos(take.leaseMicros())));
             request.answer(new Answer(fence > 0 ? new TakeAnswer(TakeAnswer.Kind.TAKEN, fence, sentAt, null)
                     : TakeAnswer.NOT_FREE_ANSWER, 0));
-        } catch (SQLException | RuntimeException e) {
+        } catch (SQLException | RuntimeException | Error e) {
             // a row lock, a dead connection, a read-only server: the take loop and the single give-up handle these
             LOG.debugf("A lease %s failed on the connection kept for batches, it is run alone: %s",
                     op.take() == null ? "release" : "take", e.getMessage());
+            if (op.take() != null && !(e instanceof SQLException sql && answeredByServer(sql))) {
+                // the take may have committed before its answer was lost: it must not stay taken by nobody (the take
+                // loop goes on with a new owner token)
+                abandon(List.of(op.take()));
+            }
+            if (e instanceof Error error) {
+                throw error;
+            }
         }
     }
 
-    /** Gives up whatever a failed batch may have taken; if that fails too, those leases end with their ttl. */
+    /** The server refused the statement (a row lock, a deadlock, a read-only server, ...): it changed nothing. */
+    private static boolean answeredByServer(SQLException e) {
+        return !SqlErrors.isConnectionFailure(e);
+    }
+
+    /**
+     * Gives up whatever a failed statement may have taken, before anyone is answered, without waiting for a row lock (a
+     * row locked here delays no other lease of the instance). Where a row is locked (a late commit of the failed
+     * statement still holds it, a transaction), it is given up off this thread, once the row is free; if that fails
+     * too, the leases end with their ttl.
+     */
     private void abandon(List<TakeRequest> takes) {
         try {
-            connection.run(raw -> statements.giveUpTakes(raw, takes));
-        } catch (SQLException | RuntimeException e) {
+            connection.run(raw -> statements.giveUpTakesWithoutRowWaits(raw, connections.server(raw), takes));
+        } catch (SQLException e) {
+            if (!SqlErrors.isLockWaitTimeout(e)) {
+                LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s", e.getMessage());
+                return;
+            }
+            connections.executor().execute(() -> {
+                try {
+                    connections.query("(lease takes in doubt)", "give up lease takes in doubt",
+                            raw -> statements.giveUpTakes(raw, takes));
+                } catch (RuntimeException later) {
+                    LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s",
+                            later.getMessage());
+                }
+            });
+        } catch (RuntimeException e) {
             LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s", e.getMessage());
         }
     }

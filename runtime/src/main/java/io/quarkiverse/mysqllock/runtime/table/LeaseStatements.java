@@ -282,6 +282,14 @@ public final class LeaseStatements {
                 takes.stream().map(TakeRequest::ownerToken).toList()));
     }
 
+    /** The same, waiting for no row lock (error 1205 at once), for the connection the instance's batches share. */
+    public int giveUpTakesWithoutRowWaits(Connection raw, ServerVersion server, List<TakeRequest> takes)
+            throws SQLException {
+        return SessionSettings.withoutRowWaits(raw, server, prefix -> retryingDeadlocks(() -> giveUpRows(raw, prefix,
+                takes.stream().map(TakeRequest::serverName).toList(),
+                takes.stream().map(TakeRequest::ownerToken).toList())));
+    }
+
     private int giveUpRows(Connection raw, String prefix, List<String> serverNames, List<String> ownerTokens)
             throws SQLException {
         StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())

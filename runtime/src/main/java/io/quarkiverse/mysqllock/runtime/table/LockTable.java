@@ -31,6 +31,9 @@ public final class LockTable {
 
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}(\\.[A-Za-z_][A-Za-z0-9_$]{0,63})?");
 
+    /** How often a statement rolled back by a deadlock is run again. */
+    private static final int DEADLOCK_RETRIES = 5;
+
     private final String table;
     private final boolean createTable;
     private final String nextFence;
@@ -53,9 +56,10 @@ public final class LockTable {
         this.nextFence = "UPDATE " + table + " SET fence = LAST_INSERT_ID(fence + 1), acquired_at = UTC_TIMESTAMP(6)"
                 + " WHERE name = ?";
         // A new row starts from the highest fence ever removed (UnusedRows), read under a shared lock so that a removal
-        // under way is waited for: a name that comes back never gets a fence it had before.
-        this.seed = "INSERT IGNORE INTO " + table + " (name, fence) SELECT ?, COALESCE(MAX(fence), 0) FROM " + table
-                + " WHERE name = '" + UnusedRows.FLOOR + "' LOCK IN SHARE MODE";
+        // under way is waited for: a name that comes back never gets a fence it had before. acquired_at: a row just
+        // created counts as in use, so that no purge removes it before its first take or fence.
+        this.seed = "INSERT IGNORE INTO " + table + " (name, fence, acquired_at) SELECT ?, COALESCE(MAX(fence), 0),"
+                + " UTC_TIMESTAMP(6) FROM " + table + " WHERE name = '" + UnusedRows.FLOOR + "' LOCK IN SHARE MODE";
         this.exists = "SELECT 1 FROM " + table + " WHERE name = ?";
     }
 
@@ -226,6 +230,19 @@ public final class LockTable {
     }
 
     private long incrementOrSeed(Connection connection, String serverName) throws SQLException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return incrementOrSeedOnce(connection, serverName);
+            } catch (SQLException e) {
+                // a seed waiting for a purge's row lock while the purge waits for the seed's lock on the floor row
+                if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private long incrementOrSeedOnce(Connection connection, String serverName) throws SQLException {
         long fence = increment(connection, serverName);
         if (fence > 0) {
             return fence;

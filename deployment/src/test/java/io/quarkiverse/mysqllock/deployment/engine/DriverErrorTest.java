@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.named;
+package io.quarkiverse.mysqllock.deployment.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -15,6 +15,7 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -31,6 +32,7 @@ import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -40,6 +42,9 @@ import io.quarkus.test.QuarkusUnitTest;
  * (which frees whatever it held on the server) and its locks reported lost, and the acquisition is refused once, not
  * retried on connection after connection. Before, the RuntimeException went through to the caller and left the
  * connection pinned: after a GET_LOCK for good, after a RELEASE_LOCK holding the name on the server.
+ * <p>
+ * LEASE: a take whose answer the driver loses may have committed; it is given up before the caller is answered, so the
+ * name is not left held by an owner token nobody has until its ttl ends.
  */
 class DriverErrorTest {
 
@@ -61,21 +66,38 @@ class DriverErrorTest {
             this.mysql = new com.mysql.cj.jdbc.Driver();
         }
 
+        /** Whether the armed statement runs on the server before the failure (its outcome is then unknown). */
+        static volatile boolean afterExecution;
+        /** Whether the failure is an Error rather than a RuntimeException. */
+        static volatile boolean asError;
+
         static void arm(String statementStart, boolean onlyOnce) {
+            arm(statementStart, onlyOnce, false, false);
+        }
+
+        static void arm(String statementStart, boolean onlyOnce, boolean afterExecuting, boolean error) {
             once = onlyOnce;
+            afterExecution = afterExecuting;
+            asError = error;
             FAILURES.set(0);
             failBefore = statementStart;
         }
 
-        private static void maybeFail(String sql) {
+        /** Runs the statement, failing before or after it reaches the server if it is armed. */
+        private static Object execute(String sql, Object target, Method method, Object[] args) throws Throwable {
             String armed = failBefore;
-            if (armed != null && sql != null && sql.startsWith(armed)) {
-                if (once) {
-                    failBefore = null;
-                }
-                FAILURES.incrementAndGet();
-                throw new IllegalStateException("a driver bug in the middle of " + armed);
+            if (armed == null || sql == null || !sql.startsWith(armed)) {
+                return invoke(target, method, args);
             }
+            if (once) {
+                failBefore = null;
+            }
+            FAILURES.incrementAndGet();
+            if (afterExecution) {
+                invoke(target, method, args);
+            }
+            String message = "a driver bug in the middle of " + armed;
+            throw asError ? new AssertionError(message) : new IllegalStateException(message);
         }
 
         @Override
@@ -89,18 +111,14 @@ class DriverErrorTest {
                 if (method.getName().equals("prepareStatement") && result instanceof PreparedStatement prepared) {
                     String sql = (String) args[0];
                     return wrap(PreparedStatement.class, prepared, (p, m, a) -> {
-                        if (m.getName().startsWith("execute")) {
-                            maybeFail(sql);
-                        }
-                        return invoke(prepared, m, a);
+                        return m.getName().startsWith("execute") ? execute(sql, prepared, m, a) : invoke(prepared, m, a);
                     });
                 }
                 if (method.getName().equals("createStatement") && result instanceof Statement statement) {
                     return wrap(Statement.class, statement, (p, m, a) -> {
-                        if (m.getName().startsWith("execute") && a != null && a.length > 0 && a[0] instanceof String sql) {
-                            maybeFail(sql);
-                        }
-                        return invoke(statement, m, a);
+                        return m.getName().startsWith("execute") && a != null && a.length > 0 && a[0] instanceof String sql
+                                ? execute(sql, statement, m, a)
+                                : invoke(statement, m, a);
                     });
                 }
                 return result;
@@ -214,6 +232,46 @@ class DriverErrorTest {
             LockApp.await("the loss to be reported", Duration.ofSeconds(5), () -> !lost.isEmpty());
             assertThat(lost.get(0).getMessage()).contains("before it was released");
             assertThat(instance.locks.held()).isEmpty();
+        }
+    }
+
+    // --- LEASE: a take whose answer is lost may have taken the lease on the server ---
+
+    private static final String LEASE_TAKE = SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner";
+
+    private static StandaloneLocks leaseInstance(String id) {
+        return StandaloneLocks.Settings.of(id).mode(Mode.LEASE).table("driver_lease_lock").driver(FaultyDriver.class)
+                .start();
+    }
+
+    /**
+     * The take committed on the server, and the driver failed before its answer came back: the lease it took is given
+     * up, not left held by an owner token nobody has. Before, the next take found the name held by "another instance"
+     * until the ttl ended.
+     */
+    @Test
+    void aLeaseTakeWhoseAnswerIsLostLeavesNoLeaseBehind() {
+        try (StandaloneLocks instance = leaseInstance("driver-lease-lost-answer")) {
+            instance.locks.acquire("driver:lease", Duration.ZERO).release();
+            FaultyDriver.arm(LEASE_TAKE, true, true, false);
+            Optional<LockHandle> handle = instance.locks.tryAcquire("driver:lease");
+            assertThat(FaultyDriver.FAILURES.get()).isOne();
+            assertThat(handle).as("taken, once the take in doubt was given up").isPresent();
+            handle.get().release();
+        }
+    }
+
+    /** The same with an Error: it reaches the caller, and the lease its take may have taken is given up. */
+    @Test
+    void aLeaseTakeEndingInAnErrorLeavesNoLeaseBehind() {
+        try (StandaloneLocks instance = leaseInstance("driver-lease-error")) {
+            instance.locks.acquire("driver:lease-error", Duration.ZERO).release();
+            FaultyDriver.arm(LEASE_TAKE, true, true, true);
+            assertThatThrownBy(() -> instance.locks.tryAcquire("driver:lease-error")).isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("a driver bug");
+            Optional<LockHandle> handle = instance.locks.tryAcquire("driver:lease-error");
+            assertThat(handle).as("free again").isPresent();
+            handle.get().release();
         }
     }
 }
