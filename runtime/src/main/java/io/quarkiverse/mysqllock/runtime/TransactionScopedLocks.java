@@ -43,7 +43,7 @@ final class TransactionScopedLocks {
         requireActiveTransaction(name);
         long start = System.nanoTime();
         seed(name, serverName, wait);
-        long seconds = wait.isZero() ? 0 : (wait.toMillis() + 999) / 1000;
+        long seconds = seconds(wait);
         boolean locked;
         try (Connection connection = dataSource.getConnection()) {
             ServerVersion server = connections.server(ConnectionSource.raw(connection));
@@ -87,6 +87,11 @@ final class TransactionScopedLocks {
         }
     }
 
+    /** The wait in whole seconds, rounded up: row-lock waits have whole seconds. */
+    private static long seconds(Duration wait) {
+        return wait.isZero() ? 0 : (wait.toMillis() + 999) / 1000;
+    }
+
     private void markRollbackOnly(String name) {
         try {
             transactions.setRollbackOnly();
@@ -116,14 +121,19 @@ final class TransactionScopedLocks {
         try {
             borrowed = connections.borrowForStatements(name, wait.toNanos());
             Connection raw = borrowed.raw();
-            table.withTable(raw, () -> {
-                table.seedWithoutWaiting(raw, serverName);
-                return null;
-            });
+            // its insert waits for a transaction that locked the gap the row goes into: no longer than the caller's
+            // wait (at least the server's 1 s)
+            table.withTable(raw, () -> SessionSettings.withLockWait(raw, Math.max(1, seconds(wait)),
+                    () -> table.seedWithoutWaiting(raw, serverName)));
             connections.giveBack(borrowed);
         } catch (SQLException e) {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled());
+            }
+            if (SqlErrors.isLockWaitTimeout(e)) {
+                throw new LockNotAcquiredException(name, Duration.ZERO, Reason.BUSY, null, "Lock '" + name
+                        + "' was not acquired: its row could not be created within " + Math.max(1, seconds(wait))
+                        + " s, as another transaction holds the rows around it", e);
             }
             throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
                     "Lock '" + name + "' was not acquired: " + SqlErrors.describe(e), e);

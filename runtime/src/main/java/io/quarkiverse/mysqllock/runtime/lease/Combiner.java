@@ -38,6 +38,11 @@ final class Combiner<T, R> {
             this.value = value;
         }
 
+        /** Whether the request was answered. */
+        boolean done() {
+            return done;
+        }
+
         void answer(R result) {
             answer = result;
             done = true;
@@ -68,14 +73,7 @@ final class Combiner<T, R> {
     R submit(T value) {
         Request<T, R> request = new Request<>(value);
         queue.add(request);
-        boolean interrupted = false;
-        try {
-            interrupted = await(request);
-        } catch (RuntimeException | Error e) {
-            // A batch this thread led failed with its request still queued: no later batch may run it for nobody.
-            queue.remove(request);
-            throw e;
-        }
+        boolean interrupted = await(request);
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -94,6 +92,11 @@ final class Combiner<T, R> {
                     if (!request.done) {
                         runBatch();
                     }
+                } catch (RuntimeException | Error e) {
+                    // The batch this thread led failed with its request still queued: removed while this thread still
+                    // leads, so that no later batch runs it for nobody.
+                    queue.remove(request);
+                    throw e;
                 } finally {
                     leader.unlock();
                     // The next batch is the first queued thread's to run.

@@ -6,6 +6,7 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
@@ -138,9 +139,14 @@ final class LeaseBatches {
             }
             LOG.debugf("A batch of %d lease takes and releases failed, each is run alone: %s", batch.size(),
                     e.getMessage());
-            if (together.sent && !together.takes.isEmpty()) {
-                // The transaction may have committed before the failure was seen: no take may stay taken unknown.
-                abandon(together.takes);
+            if (together.sent) {
+                // The transaction may have committed before the failure was seen: no take may stay taken unknown (an
+                // Error may also come once some were answered: those are held, and kept).
+                List<TakeRequest> unanswered = together.takeRequests.stream().filter(request -> !request.done())
+                        .map(request -> request.value.take()).toList();
+                if (!unanswered.isEmpty()) {
+                    abandon(unanswered);
+                }
             }
             if (e instanceof Error error) {
                 throw error;
@@ -232,6 +238,7 @@ final class LeaseBatches {
     /** A request alone: the single statement, as without batching, on the connection kept for batches. */
     private void runAlone(Combiner.Request<Op, Answer> request) {
         Op op = request.value;
+        boolean[] sent = { false };
         try {
             if (op.take() == null) {
                 request.answer(new Answer(null, connection.run(raw -> statements.giveUpWithoutRowWaits(raw,
@@ -240,15 +247,19 @@ final class LeaseBatches {
             }
             TakeRequest take = op.take();
             long sentAt = System.nanoTime();
-            long fence = connection.run(raw -> statements.takeWithoutRowWaits(raw, connections.server(raw),
-                    take.serverName(), take.ownerToken(), TimeUnit.MICROSECONDS.toNanos(take.leaseMicros())));
+            long fence = connection.run(raw -> {
+                ServerVersion server = connections.server(raw);
+                sent[0] = true;
+                return statements.takeWithoutRowWaits(raw, server, take.serverName(), take.ownerToken(),
+                        TimeUnit.MICROSECONDS.toNanos(take.leaseMicros()));
+            });
             request.answer(new Answer(fence > 0 ? new TakeAnswer(TakeAnswer.Kind.TAKEN, fence, sentAt, null)
                     : TakeAnswer.NOT_FREE_ANSWER, 0));
         } catch (SQLException | RuntimeException | Error e) {
             // a row lock, a dead connection, a read-only server: the take loop and the single give-up handle these
             LOG.debugf("A lease %s failed on the connection kept for batches, it is run alone: %s",
                     op.take() == null ? "release" : "take", e.getMessage());
-            if (op.take() != null && !(e instanceof SQLException sql && answeredByServer(sql))) {
+            if (op.take() != null && sent[0] && !request.done() && !(e instanceof SQLException sql && refused(sql))) {
                 // the take may have committed before its answer was lost: it must not stay taken by nobody (the take
                 // loop goes on with a new owner token)
                 abandon(List.of(op.take()));
@@ -259,9 +270,9 @@ final class LeaseBatches {
         }
     }
 
-    /** The server refused the statement (a row lock, a deadlock, a read-only server, ...): it changed nothing. */
-    private static boolean answeredByServer(SQLException e) {
-        return !SqlErrors.isConnectionFailure(e);
+    /** The server refused the statement, which so changed nothing: a row lock, a deadlock, a read-only server. */
+    private static boolean refused(SQLException e) {
+        return SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e) || SqlErrors.isReadOnly(e);
     }
 
     /**
@@ -273,22 +284,30 @@ final class LeaseBatches {
     private void abandon(List<TakeRequest> takes) {
         try {
             connection.run(raw -> statements.giveUpTakesWithoutRowWaits(raw, connections.server(raw), takes));
-        } catch (SQLException e) {
-            if (!SqlErrors.isLockWaitTimeout(e)) {
-                LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s", e.getMessage());
-                return;
+        } catch (SQLException | RuntimeException e) {
+            LOG.debugf("Giving up %d lease take(s) in doubt at once failed, it is done in the background: %s",
+                    takes.size(), e.getMessage());
+            try {
+                connections.executor().execute(() -> abandonWaiting(takes));
+            } catch (RejectedExecutionException shutDown) {
+                LOG.debugf("Shut down: the lease take(s) in doubt end with their ttl");
             }
-            connections.executor().execute(() -> {
-                try {
-                    connections.query("(lease takes in doubt)", "give up lease takes in doubt",
-                            raw -> statements.giveUpTakes(raw, takes));
-                } catch (RuntimeException later) {
-                    LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s",
-                            later.getMessage());
-                }
-            });
-        } catch (RuntimeException e) {
-            LOG.debugf("Giving up the takes of a failed batch failed (they end with their ttl): %s", e.getMessage());
+        }
+    }
+
+    /** Gives up takes in doubt on a connection of their own, waiting for their rows; else they end with their ttl. */
+    private void abandonWaiting(List<TakeRequest> takes) {
+        ConnectionSource.Borrowed borrowed = null;
+        try {
+            borrowed = connections.borrowForStatements("(lease takes in doubt)", 0);
+            statements.giveUpTakes(borrowed.raw(), takes);
+            connections.giveBack(borrowed);
+        } catch (SQLException | RuntimeException e) {
+            if (borrowed != null) {
+                connections.discard(borrowed.pooled());
+            }
+            LOG.debugf("Giving up %d lease take(s) in doubt failed (they end with their ttl): %s", takes.size(),
+                    e.getMessage());
         }
     }
 }
