@@ -34,6 +34,22 @@ public interface LockManager {
      */
     LockHandle acquire(String name, Duration wait);
 
+    /**
+     * Acquires the lock as {@code options} say: how long to wait ({@link LockOptions#defaults()}: up to
+     * {@code quarkus.mysql-lock.default-wait}), how long the hold lasts at least after its release is asked for, and
+     * how long a lease lasts at most; what {@code @Locked(waitFor, atLeastFor, atMostFor)} does for a method.
+     *
+     * @throws IllegalArgumentException if {@code options} is null
+     * @throws LockNotAcquiredException as {@link #acquire(String)}
+     */
+    LockHandle acquire(String name, LockOptions options);
+
+    /** As {@link #acquire(String, LockOptions)}: empty if the lock is still held by someone else when the wait ends. */
+    Optional<LockHandle> tryAcquire(String name, LockOptions options);
+
+    /** As {@link #acquire(String, LockOptions)}, without blocking: as {@link #acquireAsync(String, Duration)}. */
+    Uni<LockHandle> acquireAsync(String name, LockOptions options);
+
     /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
     Optional<LockHandle> tryAcquire(String name);
 

@@ -11,7 +11,6 @@ import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
-import io.quarkiverse.mysqllock.runtime.locked.LateReleases;
 import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
@@ -39,7 +38,7 @@ class LockedProcessor {
 
     @BuildStep
     AdditionalBeanBuildItem interceptor() {
-        return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class, LateReleases.class)
+        return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
                 .setUnremovable().build();
     }
 

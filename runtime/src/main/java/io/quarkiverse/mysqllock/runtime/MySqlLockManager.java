@@ -18,6 +18,7 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -49,6 +50,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final Executor worker;
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
+    private final LateReleases lateReleases = new LateReleases();
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -77,6 +79,53 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquire");
         return engine.acquire(LockRequest.of(lock, waitNanos));
+    }
+
+    @Override
+    public LockHandle acquire(String name, LockOptions options) {
+        return take("acquire", name, options, WhenBusy.THROW);
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(String name, LockOptions options) {
+        return Optional.ofNullable(take("tryAcquire", name, options, WhenBusy.NOTHING));
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public Uni<LockHandle> acquireAsync(String name, LockOptions options) {
+        LockOptions checked = checked(options);
+        return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, waitOf(checked), checked.atMostFor(),
+                handle -> heldAtLeast(handle, System.nanoTime(), checked.atLeastFor()));
+    }
+
+    private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {
+        LockName lock = names.resolve(name);
+        LockOptions checked = checked(options);
+        long waitNanos = waitNanos(waitOf(checked));
+        checkBlockingAllowed(method);
+        ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(whenBusy)
+                .atMostFor(checked.atMostFor()));
+        return handle == null ? null : heldAtLeast(handle, System.nanoTime(), checked.atLeastFor());
+    }
+
+    /**
+     * The hold, kept until {@code atLeastFor} after {@code since} ({@link System#nanoTime()}) once released; the hold
+     * itself when there is no such minimum.
+     */
+    public ControlledHandle heldAtLeast(ControlledHandle handle, long since, Duration atLeastFor) {
+        return atLeastFor.isZero() ? handle : new HeldAtLeast(handle, since, atLeastFor.toNanos(), lateReleases);
+    }
+
+    private static LockOptions checked(LockOptions options) {
+        if (options == null) {
+            throw new IllegalArgumentException("Lock options must not be null; use LockOptions.defaults()");
+        }
+        return options;
+    }
+
+    private Duration waitOf(LockOptions options) {
+        return options.waitTime().orElse(defaultWait);
     }
 
     @Override
@@ -304,6 +353,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public void close() {
+        lateReleases.releaseAll();
         engine.close();
     }
 

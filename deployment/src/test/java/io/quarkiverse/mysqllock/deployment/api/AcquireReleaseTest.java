@@ -119,7 +119,7 @@ class AcquireReleaseTest {
         assertThatThrownBy(() -> locks.tryAcquire("")).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> locks.acquire("basic:bad", Duration.ofMillis(-1)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("negative");
-        assertThatThrownBy(() -> locks.acquire("basic:bad", null)).isInstanceOf(IllegalArgumentException.class)
+        assertThatThrownBy(() -> locks.acquire("basic:bad", (Duration) null)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("null");
         assertThatThrownBy(() -> locks.acquireAsync(null, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> locks.withLock("basic:bad", Duration.ZERO, (Runnable) null))

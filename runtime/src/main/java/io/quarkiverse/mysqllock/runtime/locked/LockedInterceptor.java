@@ -43,9 +43,6 @@ public class LockedInterceptor {
     MySqlLockManager locks;
 
     @Inject
-    LateReleases lateReleases;
-
-    @Inject
     Event<LockSkipped> skips;
 
     @AroundInvoke
@@ -178,13 +175,7 @@ public class LockedInterceptor {
      * release no longer belongs to the caller's call: the thread cannot nest onto it, and must contend for it again.
      */
     private LockLostException release(ControlledHandle handle, LockedMethod method, long start) {
-        long remaining = method.atLeastFor.toNanos() - (System.nanoTime() - start);
-        if (remaining <= 0) {
-            return handle.releaseReportingLoss();
-        }
-        handle.detach();
-        lateReleases.releaseIn(handle, remaining);
-        return handle.loss();
+        return locks.heldAtLeast(handle, start, method.atLeastFor).releaseReportingLoss();
     }
 
     private static Throwable withLoss(Throwable failure, LockLostException lost, LockedMethod method) {

@@ -1,0 +1,124 @@
+package io.quarkiverse.mysqllock.deployment.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** What {@code @Locked(waitFor, atLeastFor, atMostFor)} does for a method, a programmatic caller asks with LockOptions. */
+class LockOptionsTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void badOptionsAreRefusedBeforeAnythingIsAsked() {
+        assertThatThrownBy(() -> locks.acquire("opt:bad", (LockOptions) null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("LockOptions.defaults()");
+        assertThatThrownBy(() -> LockOptions.waitingUpTo(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("wait");
+        assertThatThrownBy(() -> LockOptions.waitingUpTo(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(Duration.ofMillis(100)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("500ms");
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(Duration.ofSeconds(2))
+                .holdingAtLeast(Duration.ofSeconds(3))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("atLeastFor").hasMessageContaining("atMostFor");
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtLeast(Duration.ofSeconds(3))
+                .holdingAtMost(Duration.ofSeconds(2))).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> locks.acquire(" ", LockOptions.defaults())).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> locks.tryAcquire("opt:bad", (LockOptions) null))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThat(locks.held()).noneMatch(info -> info.name().startsWith("opt:bad"));
+    }
+
+    @Test
+    void aHoldIsKeptAtLeastAsLongAsAsked() throws Exception {
+        long start = System.nanoTime();
+        LockHandle handle = locks.acquire("opt:least", LockOptions.waitingUpTo(Duration.ZERO)
+                .holdingAtLeast(Duration.ofMillis(1500)));
+        handle.release();
+        assertThat(handle.isValid()).as("released for its caller").isFalse();
+        assertThat(locks.isLocked("opt:least")).as("kept until atLeastFor").isTrue();
+        // the lock kept is not the caller's: the same thread contends for it
+        assertThat(locks.tryAcquire("opt:least")).isEmpty();
+        assertThat(Background.supply(() -> locks.tryAcquire("opt:least")).get(10, TimeUnit.SECONDS)).isEmpty();
+        LockApp.await("the kept lock to be given back", Duration.ofSeconds(10), () -> !locks.isLocked("opt:least"));
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1500);
+        locks.acquire("opt:least", LockOptions.waitingUpTo(Duration.ZERO)).release();
+    }
+
+    @Test
+    void aHoldReleasedAfterItsMinimumEndsAtOnce() {
+        LockHandle handle = locks.acquire("opt:least-past", LockOptions.waitingUpTo(Duration.ZERO)
+                .holdingAtLeast(Duration.ofMillis(1)));
+        long acquired = System.nanoTime();
+        LockApp.await("the minimum to pass", Duration.ofSeconds(5),
+                () -> System.nanoTime() - acquired > TimeUnit.MILLISECONDS.toNanos(2));
+        handle.release();
+        assertThat(locks.isLocked("opt:least-past")).isFalse();
+    }
+
+    @Test
+    void tryAcquireWithOptionsAnswersEmptyWhenBusy() throws Exception {
+        try (LockHandle held = locks.acquire("opt:busy", LockOptions.defaults())) {
+            Optional<LockHandle> other = Background
+                    .supply(() -> locks.tryAcquire("opt:busy", LockOptions.waitingUpTo(Duration.ofMillis(200))))
+                    .get(10, TimeUnit.SECONDS);
+            assertThat(other).isEmpty();
+            assertThatThrownBy(() -> Background
+                    .supply(() -> locks.acquire("opt:busy", LockOptions.waitingUpTo(Duration.ZERO)))
+                    .get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockNotAcquiredException.class);
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void acquireAsyncKeepsTheMinimumToo() {
+        LockHandle handle = locks.acquireAsync("opt:async", LockOptions.waitingUpTo(Duration.ZERO)
+                .holdingAtLeast(Duration.ofSeconds(30))).await().atMost(Duration.ofSeconds(10));
+        handle.release();
+        assertThat(locks.isLocked("opt:async")).isTrue();
+    }
+
+    @Test
+    void aLeaseCappedWithAtMostForEndsEvenIfNeverReleased() {
+        try (StandaloneLocks a = StandaloneLocks.Settings.of("opt-most-a").mode(Mode.LEASE).table("opt_lock").start();
+                StandaloneLocks b = StandaloneLocks.Settings.of("opt-most-b").mode(Mode.LEASE).table("opt_lock").start()) {
+            long start = System.nanoTime();
+            LockHandle handle = a.locks.acquire("opt:most", LockOptions.defaults().holdingAtMost(Duration.ofSeconds(1)));
+            long fence = handle.fencingToken();
+            CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
+            handle.onLost(lost::add);
+            assertThat(b.locks.tryAcquire("opt:most")).isEmpty();
+            LockHandle next = b.locks.acquire("opt:most", LockOptions.waitingUpTo(Duration.ofSeconds(10)));
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(900L, 5000L);
+            assertThat(next.fencingToken()).isGreaterThan(fence);
+            LockApp.await("the holder to be told", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.LEASE_EXPIRED);
+            next.release();
+            handle.release();
+        }
+    }
+}
