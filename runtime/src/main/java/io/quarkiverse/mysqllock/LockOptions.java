@@ -24,16 +24,18 @@ public final class LockOptions {
     public static final Duration MIN_AT_MOST_FOR = Duration.ofMillis(500);
     private static final String MIN_AT_MOST_FOR_TEXT = "500ms";
 
-    private static final LockOptions DEFAULTS = new LockOptions(null, Duration.ZERO, Duration.ZERO);
+    private static final LockOptions DEFAULTS = new LockOptions(null, Duration.ZERO, Duration.ZERO, true);
 
     private final Duration wait;
     private final Duration atLeastFor;
     private final Duration atMostFor;
+    private final boolean nesting;
 
-    private LockOptions(Duration wait, Duration atLeastFor, Duration atMostFor) {
+    private LockOptions(Duration wait, Duration atLeastFor, Duration atMostFor, boolean nesting) {
         this.wait = wait;
         this.atLeastFor = atLeastFor;
         this.atMostFor = atMostFor;
+        this.nesting = nesting;
     }
 
     /** Waits up to {@code quarkus.mysql-lock.default-wait}, holds until released. */
@@ -48,7 +50,7 @@ public final class LockOptions {
 
     /** Waits up to {@code wait} for the lock; {@link Duration#ZERO} makes one attempt. */
     public LockOptions waitUpTo(Duration wait) {
-        return new LockOptions(notNegative("wait", wait), atLeastFor, atMostFor);
+        return new LockOptions(notNegative("wait", wait), atLeastFor, atMostFor, nesting);
     }
 
     /**
@@ -62,7 +64,16 @@ public final class LockOptions {
     public LockOptions holdingAtLeast(Duration atLeastFor) {
         notNegative("atLeastFor", atLeastFor);
         checkOrder(atLeastFor, atMostFor);
-        return new LockOptions(wait, atLeastFor, atMostFor);
+        return new LockOptions(wait, atLeastFor, atMostFor, nesting);
+    }
+
+    /**
+     * The hold belongs to no thread: the thread that took it, asking for the name again while it is held, contends for
+     * it like any other caller (and so does not get it) instead of nesting onto it. For callers whose locks are not
+     * re-entrant by contract, such as ShedLock's providers; asynchronous acquisitions always work so.
+     */
+    public LockOptions withoutNesting() {
+        return new LockOptions(wait, atLeastFor, atMostFor, false);
     }
 
     /**
@@ -80,7 +91,7 @@ public final class LockOptions {
                     + " (or zero for none), not " + atMostFor);
         }
         checkOrder(atLeastFor, atMostFor);
-        return new LockOptions(wait, atLeastFor, atMostFor);
+        return new LockOptions(wait, atLeastFor, atMostFor, nesting);
     }
 
     /** The wait, or empty for {@code quarkus.mysql-lock.default-wait}. */
@@ -96,6 +107,11 @@ public final class LockOptions {
     /** How long a lease lasts at most, unrenewed; zero for none. */
     public Duration atMostFor() {
         return atMostFor;
+    }
+
+    /** Whether the calling thread, asking again for a name it holds, nests onto its hold (the default). */
+    public boolean nesting() {
+        return nesting;
     }
 
     private static Duration notNegative(String what, Duration value) {
@@ -115,17 +131,17 @@ public final class LockOptions {
     @Override
     public boolean equals(Object other) {
         return other instanceof LockOptions that && Objects.equals(wait, that.wait) && atLeastFor.equals(that.atLeastFor)
-                && atMostFor.equals(that.atMostFor);
+                && atMostFor.equals(that.atMostFor) && nesting == that.nesting;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(wait, atLeastFor, atMostFor);
+        return Objects.hash(wait, atLeastFor, atMostFor, nesting);
     }
 
     @Override
     public String toString() {
         return "LockOptions[wait=" + (wait == null ? "default" : wait) + ", atLeastFor=" + atLeastFor + ", atMostFor="
-                + atMostFor + "]";
+                + atMostFor + (nesting ? "" : ", without nesting") + "]";
     }
 }

@@ -105,7 +105,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(waitOf(checked));
         checkBlockingAllowed(method);
         ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(whenBusy)
-                .atMostFor(checked.atMostFor()));
+                .ownedBy(checked.nesting() ? Owner.CALLING_THREAD : Owner.NONE).atMostFor(checked.atMostFor()));
         return handle == null ? null : heldAtLeast(handle, System.nanoTime(), checked.atLeastFor());
     }
 

@@ -1,0 +1,215 @@
+package io.quarkiverse.mysqllock.deployment.shedlock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.shedlock.MySqlLockProvider;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+
+/**
+ * The ShedLock provider keeps the contract ShedLock documents for its providers, on both engines, between two instances
+ * of the application (two lock managers with engines of their own, as two processes have): no second lock while one is
+ * held (the same thread included), {@code lockAtMostFor} ends a lock never unlocked, {@code lockAtLeastFor} keeps it
+ * after unlock, {@code extend}, and threads of both instances incrementing one counter under the lock lose no update.
+ */
+class ShedLockProviderTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    /** Two instances on one lock table, each with its provider. */
+    private record Pair(StandaloneLocks a, StandaloneLocks b, MySqlLockProvider first, MySqlLockProvider second)
+            implements AutoCloseable {
+
+        static Pair of(Mode mode, String id) {
+            StandaloneLocks a = StandaloneLocks.Settings.of(id + "-a").mode(mode).table("shed_lock").start();
+            StandaloneLocks b = StandaloneLocks.Settings.of(id + "-b").mode(mode).table("shed_lock").start();
+            return new Pair(a, b, new MySqlLockProvider(a.locks), new MySqlLockProvider(b.locks));
+        }
+
+        @Override
+        public void close() {
+            first.close();
+            second.close();
+            a.close();
+            b.close();
+        }
+    }
+
+    private static LockConfiguration config(String name, Duration atMostFor, Duration atLeastFor) {
+        return new LockConfiguration(ClockProvider.now(), name, atMostFor, atLeastFor);
+    }
+
+    @Test
+    void namedNoSecondLockWhileOneIsHeldNotEvenOnTheSameThread() throws Exception {
+        noSecondLockWhileOneIsHeldNotEvenOnTheSameThread(Mode.NAMED);
+    }
+
+    @Test
+    void leaseNoSecondLockWhileOneIsHeldNotEvenOnTheSameThread() throws Exception {
+        noSecondLockWhileOneIsHeldNotEvenOnTheSameThread(Mode.LEASE);
+    }
+
+    private void noSecondLockWhileOneIsHeldNotEvenOnTheSameThread(Mode mode) throws Exception {
+        try (Pair pair = Pair.of(mode, "shed-held-" + mode)) {
+            LockConfiguration config = config("shed:held", Duration.ofSeconds(30), Duration.ZERO);
+            SimpleLock lock = pair.first.lock(config).orElseThrow();
+            assertThat(pair.first.lock(config)).as("the same thread").isEmpty();
+            assertThat(Background.supply(() -> pair.first.lock(config)).get(10, TimeUnit.SECONDS)).as("another thread")
+                    .isEmpty();
+            assertThat(pair.second.lock(config)).as("another instance").isEmpty();
+            lock.unlock();
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
+            SimpleLock again = pair.second.lock(config).orElseThrow();
+            again.unlock();
+        }
+    }
+
+    @Test
+    void namedLockAtMostForEndsALockNeverUnlocked() {
+        lockAtMostForEndsALockNeverUnlocked(Mode.NAMED);
+    }
+
+    @Test
+    void leaseLockAtMostForEndsALockNeverUnlocked() {
+        lockAtMostForEndsALockNeverUnlocked(Mode.LEASE);
+    }
+
+    private void lockAtMostForEndsALockNeverUnlocked(Mode mode) {
+        try (Pair pair = Pair.of(mode, "shed-most-" + mode)) {
+            long start = System.nanoTime();
+            assertThat(pair.first.lock(config("shed:most", Duration.ofSeconds(1), Duration.ZERO))).isPresent();
+            assertThat(pair.second.lock(config("shed:most", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            AtomicInteger attempts = new AtomicInteger();
+            LockApp.await("the lock to end at its lockAtMostFor", Duration.ofSeconds(10), () -> {
+                attempts.incrementAndGet();
+                Optional<SimpleLock> taken = pair.second.lock(config("shed:most", Duration.ofSeconds(30), Duration.ZERO));
+                taken.ifPresent(SimpleLock::unlock);
+                return taken.isPresent();
+            });
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(900);
+        }
+    }
+
+    @Test
+    void namedLockAtLeastForKeepsTheLockAfterUnlock() {
+        lockAtLeastForKeepsTheLockAfterUnlock(Mode.NAMED);
+    }
+
+    @Test
+    void leaseLockAtLeastForKeepsTheLockAfterUnlock() {
+        lockAtLeastForKeepsTheLockAfterUnlock(Mode.LEASE);
+    }
+
+    private void lockAtLeastForKeepsTheLockAfterUnlock(Mode mode) {
+        try (Pair pair = Pair.of(mode, "shed-least-" + mode)) {
+            long start = System.nanoTime();
+            pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ofMillis(1500))).orElseThrow().unlock();
+            assertThat(pair.second.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            assertThat(pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            LockApp.await("the lock to end at its lockAtLeastFor", Duration.ofSeconds(10), () -> {
+                Optional<SimpleLock> taken = pair.second.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO));
+                taken.ifPresent(SimpleLock::unlock);
+                return taken.isPresent();
+            });
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1500);
+        }
+    }
+
+    @Test
+    void extendMovesTheEndOfANamedLock() throws Exception {
+        try (Pair pair = Pair.of(Mode.NAMED, "shed-extend")) {
+            SimpleLock lock = pair.first.lock(config("shed:extend", Duration.ofSeconds(1), Duration.ZERO)).orElseThrow();
+            SimpleLock extended = lock.extend(Duration.ofSeconds(30), Duration.ZERO).orElseThrow();
+            assertThatThrownBy(lock::unlock).as("the extended lock replaces it").isInstanceOf(IllegalStateException.class);
+            long extendedAt = System.nanoTime();
+            // past the first lockAtMostFor the lock is still held
+            LockApp.await("the first lockAtMostFor to pass", Duration.ofSeconds(10),
+                    () -> System.nanoTime() - extendedAt > TimeUnit.MILLISECONDS.toNanos(1500));
+            assertThat(pair.second.lock(config("shed:extend", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            extended.unlock();
+            pair.second.lock(config("shed:extend", Duration.ofSeconds(30), Duration.ZERO)).orElseThrow().unlock();
+        }
+    }
+
+    @Test
+    void aLeaseCannotBeExtendedYet() {
+        try (Pair pair = Pair.of(Mode.LEASE, "shed-extend-lease")) {
+            SimpleLock lock = pair.first.lock(config("shed:extend-lease", Duration.ofSeconds(1), Duration.ZERO))
+                    .orElseThrow();
+            assertThat(lock.extend(Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
+            // as with ShedLock's own providers, the lock whose extension failed ends at its lockAtMostFor
+            assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
+            LockApp.await("the lock to end at its lockAtMostFor", Duration.ofSeconds(10), () -> {
+                Optional<SimpleLock> taken = pair.second.lock(config("shed:extend-lease", Duration.ofSeconds(30),
+                        Duration.ZERO));
+                taken.ifPresent(SimpleLock::unlock);
+                return taken.isPresent();
+            });
+        }
+    }
+
+    /** ShedLock's own check: threads and instances incrementing one counter under the lock lose no update. */
+    @Test
+    void namedThreadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate() throws Exception {
+        threadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate(Mode.NAMED);
+    }
+
+    @Test
+    void leaseThreadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate() throws Exception {
+        threadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate(Mode.LEASE);
+    }
+
+    private void threadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate(Mode mode) throws Exception {
+        ServerState.update("CREATE TABLE IF NOT EXISTS shed_counter (name VARCHAR(40) PRIMARY KEY, value INT NOT NULL)");
+        String counter = "counter-" + mode;
+        ServerState.update("REPLACE INTO shed_counter VALUES (?, 0)", counter);
+        try (Pair pair = Pair.of(mode, "shed-counter-" + mode)) {
+            AtomicInteger increments = new AtomicInteger();
+            List<CompletableFuture<Void>> threads = new ArrayList<>();
+            for (int t = 0; t < 8; t++) {
+                MySqlLockProvider provider = t % 2 == 0 ? pair.first : pair.second;
+                threads.add(Background.run(() -> {
+                    for (int i = 0; i < 40;) {
+                        Optional<SimpleLock> lock = provider.lock(config("shed:counter-" + mode, Duration.ofSeconds(30),
+                                Duration.ZERO));
+                        if (lock.isEmpty()) {
+                            Thread.onSpinWait();
+                            continue;
+                        }
+                        try {
+                            long value = ServerState.queryLong("SELECT value FROM shed_counter WHERE name = ?", counter);
+                            ServerState.update("UPDATE shed_counter SET value = ? WHERE name = ?", value + 1, counter);
+                            increments.incrementAndGet();
+                            i++;
+                        } finally {
+                            lock.get().unlock();
+                        }
+                    }
+                }));
+            }
+            CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(180, TimeUnit.SECONDS);
+            assertThat(increments.get()).isEqualTo(320);
+            assertThat(ServerState.queryLong("SELECT value FROM shed_counter WHERE name = ?", counter)).isEqualTo(320);
+        }
+    }
+}

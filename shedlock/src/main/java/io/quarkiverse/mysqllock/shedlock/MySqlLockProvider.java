@@ -1,0 +1,119 @@
+package io.quarkiverse.mysqllock.shedlock;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockOptions;
+import net.javacrumbs.shedlock.core.AbstractSimpleLock;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.core.SimpleLock;
+
+/**
+ * A ShedLock {@link LockProvider} backed by the extension's {@link LockManager}: applications that annotate their jobs
+ * with {@code @SchedulerLock} switch to the NAMED or LEASE engine by producing this one bean.
+ *
+ * <pre>
+ * &#64;Produces
+ * &#64;Singleton
+ * LockProvider lockProvider(LockManager locks) {
+ *     return new MySqlLockProvider(locks);
+ * }
+ * </pre>
+ *
+ * ShedLock's contract for providers, as the extension keeps it:
+ * <ul>
+ * <li>One attempt, no wait; a name held anywhere (this thread included: ShedLock's locks are not re-entrant) gives
+ * {@link Optional#empty()}.</li>
+ * <li>{@code lockAtMostFor} ends the lock even if it is never unlocked: the holder's process ends it then, and on the
+ * LEASE engine the lease itself lasts that long unrenewed (at least {@link LockOptions#MIN_AT_MOST_FOR}), so a crashed
+ * holder's lock ends then too. A crashed holder's NAMED lock ends at once, with its server session.</li>
+ * <li>{@code lockAtLeastFor} keeps the lock after {@code unlock()} until that long after it was taken (or extended).</li>
+ * <li>{@link SimpleLock#extend}: on the NAMED engine, a new {@code lockAtMostFor} from now; on the LEASE engine the
+ * lease's end cannot be moved yet, and {@code extend} answers empty (ShedLock then throws
+ * {@code LockCanNotBeExtendedException}).</li>
+ * </ul>
+ * Beyond ShedLock's JDBC provider: the lock table's time is the server's (no application clock), the NAMED engine
+ * needs no table and hands over at once, and a lost lock is reported by the extension's loss notification and logs.
+ */
+public final class MySqlLockProvider implements LockProvider, AutoCloseable {
+
+    private final LockManager locks;
+    /** Ends locks at their {@code lockAtMostFor}; one daemon thread, started at the first lock. */
+    private final ScheduledExecutorService ends = Executors.newSingleThreadScheduledExecutor(task -> {
+        Thread thread = new Thread(task, "mysql-lock-shedlock-at-most-for");
+        thread.setDaemon(true);
+        return thread;
+    });
+
+    public MySqlLockProvider(LockManager locks) {
+        if (locks == null) {
+            throw new IllegalArgumentException("MySqlLockProvider needs the LockManager to take its locks from");
+        }
+        this.locks = locks;
+    }
+
+    @Override
+    public Optional<SimpleLock> lock(LockConfiguration configuration) {
+        Duration atMostFor = configuration.getLockAtMostFor();
+        LockOptions options = LockOptions.waitingUpTo(Duration.ZERO).withoutNesting();
+        if (locks.mode() == LockMode.LEASE) {
+            Duration lease = atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : atMostFor;
+            options = options.holdingAtMost(lease);
+        }
+        return locks.tryAcquire(configuration.getName(), options).map(handle -> new Held(handle, configuration));
+    }
+
+    /** Ends every lock still held at once, and those kept for their {@code lockAtLeastFor}. */
+    @Override
+    public void close() {
+        ends.shutdownNow().forEach(Runnable::run);
+    }
+
+    /**
+     * A lock taken through ShedLock: ended at its {@code lockAtMostFor}, or by {@code unlock()}, then at once or once its
+     * {@code lockAtLeastFor} has passed, whichever comes first.
+     */
+    private final class Held extends AbstractSimpleLock {
+
+        private final LockHandle handle;
+        private final long atLeastUntil;
+        private final ScheduledFuture<?> end;
+
+        Held(LockHandle handle, LockConfiguration configuration) {
+            super(configuration);
+            this.handle = handle;
+            long now = System.nanoTime();
+            this.atLeastUntil = now + configuration.getLockAtLeastFor().toNanos();
+            this.end = ends.schedule(handle::release, configuration.getLockAtMostFor().toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        protected void doUnlock() {
+            if (!end.cancel(false)) {
+                return; // ended at its lockAtMostFor already
+            }
+            long remaining = atLeastUntil - System.nanoTime();
+            if (remaining <= 0) {
+                handle.release();
+            } else {
+                ends.schedule(handle::release, remaining, TimeUnit.NANOSECONDS);
+            }
+        }
+
+        @Override
+        protected Optional<SimpleLock> doExtend(LockConfiguration extended) {
+            if (locks.mode() == LockMode.LEASE || !handle.isValid() || !end.cancel(false)) {
+                return Optional.empty();
+            }
+            return Optional.of(new Held(handle, extended));
+        }
+    }
+}
