@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock;
 
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -26,6 +27,14 @@ public interface LockHandle extends AutoCloseable {
      * @throws LockLostException if the lock is no longer held when the token is first requested
      */
     long fencingToken();
+
+    /**
+     * The locks this handle holds, each with its own name and fencing token: several for a handle of
+     * {@link LockManager#acquireAll}, this handle itself otherwise.
+     */
+    default List<LockHandle> parts() {
+        return List.of(this);
+    }
 
     /** False once the lock was released or lost. */
     boolean isValid();

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock;
 
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -49,6 +50,18 @@ public interface LockManager {
 
     /** As {@link #acquire(String, LockOptions)}, without blocking: as {@link #acquireAsync(String, Duration)}. */
     Uni<LockHandle> acquireAsync(String name, LockOptions options);
+
+    /**
+     * Acquires several locks as one, all or none, waiting up to {@code wait} in all: one after the other in one global
+     * order (their names on the server), so that callers asking for overlapping sets, in any order, in any process,
+     * never wait for each other in a cycle. A lock still busy when the wait ends gives back those taken so far. The
+     * handle releases them all together; {@link LockHandle#parts()} gives each lock with its own fencing token, and
+     * {@link LockHandle#onLost} is told of the first one lost. A name given twice is taken once.
+     *
+     * @throws IllegalArgumentException if {@code names} is null or empty, or holds an invalid name
+     * @throws LockNotAcquiredException for the first lock that could not be acquired; none is then held
+     */
+    LockHandle acquireAll(Collection<String> names, Duration wait);
 
     /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
     Optional<LockHandle> tryAcquire(String name);

@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -97,6 +98,17 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         LockOptions checked = checked(options);
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, waitOf(checked), checked.atMostFor(),
                 handle -> heldAtLeast(handle, System.nanoTime(), checked.atLeastFor()));
+    }
+
+    @Override
+    public LockHandle acquireAll(Collection<String> names, Duration wait) {
+        if (names == null || names.isEmpty()) {
+            throw new IllegalArgumentException("acquireAll needs at least one lock name, not " + names);
+        }
+        List<LockName> locks = names.stream().map(this.names::resolve).toList();
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("acquireAll");
+        return AllLocks.acquire(engine, AllLocks.ordered(locks), waitNanos);
     }
 
     private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {

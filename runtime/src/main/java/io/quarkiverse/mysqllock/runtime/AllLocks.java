@@ -1,0 +1,128 @@
+package io.quarkiverse.mysqllock.runtime;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+
+/**
+ * Several locks taken as one ({@link io.quarkiverse.mysqllock.LockManager#acquireAll}): all or none, one after the
+ * other in the order of their names on the server, so that two callers asking for overlapping sets always ask for their
+ * common names in the same order and can never wait for each other in a cycle; released together, in reverse order.
+ */
+final class AllLocks implements LockHandle {
+
+    private final List<ControlledHandle> parts;
+    private final AtomicBoolean released = new AtomicBoolean();
+
+    private AllLocks(List<ControlledHandle> parts) {
+        this.parts = parts;
+    }
+
+    /** The distinct locks of these names, in the global order: their names on the server. */
+    static List<LockName> ordered(Collection<LockName> locks) {
+        Map<String, LockName> byServerName = new LinkedHashMap<>();
+        for (LockName lock : locks) {
+            byServerName.putIfAbsent(lock.serverName(), lock);
+        }
+        return byServerName.values().stream().sorted(Comparator.comparing(LockName::serverName)).toList();
+    }
+
+    /**
+     * Takes every lock within one wait, or none: a lock still busy at the deadline, or any failure, gives back those
+     * taken so far and throws.
+     */
+    static AllLocks acquire(LockEngine engine, List<LockName> ordered, long waitNanos) {
+        long deadline = System.nanoTime() + waitNanos;
+        List<ControlledHandle> taken = new ArrayList<>(ordered.size());
+        try {
+            for (LockName lock : ordered) {
+                taken.add(engine.acquire(LockRequest.of(lock, Math.max(0, deadline - System.nanoTime()))));
+            }
+        } catch (LockNotAcquiredException e) {
+            releaseAll(taken);
+            throw new LockNotAcquiredException(e.lockName(), e.waited(), e.reason(), e.holder().orElse(null),
+                    "acquireAll of " + names(ordered) + ": none is held, as " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            releaseAll(taken);
+            throw e;
+        }
+        return new AllLocks(List.copyOf(taken));
+    }
+
+    private static String names(List<LockName> locks) {
+        return locks.stream().map(LockName::name).toList().toString();
+    }
+
+    private static void releaseAll(List<ControlledHandle> taken) {
+        for (int i = taken.size() - 1; i >= 0; i--) {
+            taken.get(i).release();
+        }
+    }
+
+    /** The names, in the order they were taken: {@code [a, b, c]}. */
+    @Override
+    public String name() {
+        return parts.stream().map(LockHandle::name).toList().toString();
+    }
+
+    /**
+     * Several locks have several fencing tokens: each part's {@link LockHandle#fencingToken()}.
+     *
+     * @throws UnsupportedOperationException always
+     */
+    @Override
+    public long fencingToken() {
+        throw new UnsupportedOperationException("The handle of acquireAll holds " + parts.size() + " locks, each with a"
+                + " fencing token of its own: ask each of parts() for its token");
+    }
+
+    @Override
+    public List<LockHandle> parts() {
+        return List.copyOf(parts);
+    }
+
+    /** Whether every lock is still held. */
+    @Override
+    public boolean isValid() {
+        return !released.get() && parts.stream().allMatch(LockHandle::isValid);
+    }
+
+    /** The listener is called once, for the first of the locks that is lost. */
+    @Override
+    public LockHandle onLost(Consumer<LockLostException> listener) {
+        AtomicBoolean told = new AtomicBoolean();
+        for (ControlledHandle part : parts) {
+            part.onLost(lost -> {
+                if (told.compareAndSet(false, true)) {
+                    listener.accept(lost);
+                }
+            });
+        }
+        return this;
+    }
+
+    @Override
+    public void release() {
+        if (released.compareAndSet(false, true)) {
+            releaseAll(parts);
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+}
