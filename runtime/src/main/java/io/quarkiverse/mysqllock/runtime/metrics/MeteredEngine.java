@@ -1,9 +1,11 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Supplier;
 
+import io.quarkiverse.mysqllock.LockEvent;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -15,25 +17,34 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 
 /**
- * An engine that reports every acquisition's outcome and wait, and every hold's length ({@link MeteredHandle}), to
- * {@link LockMetrics}; everything else goes straight through. Only built when metrics are on.
+ * An engine that reports every acquisition's outcome and wait, and every hold's length and loss ({@link MeteredHandle}),
+ * to {@link LockMetrics} and as {@link LockEvent}s; everything else goes straight through. Only built when metrics are
+ * on or the application observes lock events.
  */
 public final class MeteredEngine implements LockEngine {
 
     private final LockEngine engine;
     private final LockMetrics metrics;
+    private final LockEventSink events;
+    /** This instance, as its locks show it. */
+    private final String holder;
     /** The engine in use, or null while it is not chosen yet (the database has not answered). */
     private final Supplier<LockMode> chosenMode;
 
-    private MeteredEngine(LockEngine engine, LockMetrics metrics, Supplier<LockMode> chosenMode) {
+    private MeteredEngine(LockEngine engine, LockMetrics metrics, LockEventSink events, String holder,
+            Supplier<LockMode> chosenMode) {
         this.engine = engine;
         this.metrics = metrics;
+        this.events = events;
+        this.holder = holder;
         this.chosenMode = chosenMode;
     }
 
-    /** {@code engine} itself when metrics are off. */
-    public static LockEngine of(LockEngine engine, LockMetrics metrics, Supplier<LockMode> chosenMode) {
-        return metrics == LockMetrics.NONE ? engine : new MeteredEngine(engine, metrics, chosenMode);
+    /** {@code engine} itself when metrics are off and nobody observes lock events. */
+    public static LockEngine of(LockEngine engine, LockMetrics metrics, LockEventSink events, String holder,
+            Supplier<LockMode> chosenMode) {
+        return metrics == LockMetrics.NONE && events == LockEventSink.NONE ? engine
+                : new MeteredEngine(engine, metrics, events, holder, chosenMode);
     }
 
     /** The engine this one reports for. */
@@ -60,7 +71,34 @@ public final class MeteredEngine implements LockEngine {
             return null;
         }
         metrics.acquisition(mode, LockMetrics.Outcome.ACQUIRED, waited);
-        return new MeteredHandle(handle, metrics, mode);
+        if (events == LockEventSink.NONE) {
+            return new MeteredHandle(handle, metrics, mode, null);
+        }
+        // on the acquiring thread: a handle used by another thread becomes that thread's
+        LockEvent acquired = new LockEvent(LockEvent.Kind.ACQUIRED, handle.name(), mode, holder, knownToken(handle, mode),
+                Duration.ofNanos(waited), Duration.ZERO, null);
+        events.fire(acquired);
+        MeteredHandle metered = new MeteredHandle(handle, metrics, mode, endedAs(acquired));
+        handle.onLost(metered::lost);
+        return metered;
+    }
+
+    /** LEASE: the lease's fence, known without a statement; NAMED: 0 (its token costs a statement). */
+    private static long knownToken(ControlledHandle handle, LockMode mode) {
+        if (mode != LockMode.LEASE) {
+            return 0;
+        }
+        try {
+            return handle.fencingToken();
+        } catch (RuntimeException lostAlready) {
+            return 0; // the LOST event follows
+        }
+    }
+
+    /** What becomes of a hold, as events like its acquisition's. */
+    private MeteredHandle.Ended endedAs(LockEvent acquired) {
+        return (kind, heldNanos, loss) -> events.fire(new LockEvent(kind, acquired.name(), acquired.engine(), holder,
+                acquired.fencingToken(), Duration.ZERO, Duration.ofNanos(heldNanos), loss));
     }
 
     /** Still held elsewhere: after one attempt that is "busy", after a wait a "timeout". */

@@ -3,25 +3,48 @@ package io.quarkiverse.mysqllock.runtime.metrics;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 
+import io.quarkiverse.mysqllock.LockEvent;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
-/** A handle that reports its hold time when it is first released. */
+/** A handle that reports its hold time when it is first released, and its end as an event. */
 final class MeteredHandle implements ControlledHandle {
+
+    /** Told once how a hold ended: released, or lost first. */
+    @FunctionalInterface
+    interface Ended {
+        void ended(LockEvent.Kind kind, long heldNanos, LockLostException loss);
+    }
 
     private final ControlledHandle handle;
     private final LockMetrics metrics;
     private final LockMode engine;
+    /** Null when nobody observes lock events. */
+    private final Ended ended;
     private final long since = System.nanoTime();
     private final AtomicBoolean released = new AtomicBoolean();
+    /** Whether the end was told: a loss, or the release. */
+    private final AtomicBoolean told = new AtomicBoolean();
 
-    MeteredHandle(ControlledHandle handle, LockMetrics metrics, LockMode engine) {
+    MeteredHandle(ControlledHandle handle, LockMetrics metrics, LockMode engine, Ended ended) {
         this.handle = handle;
         this.metrics = metrics;
         this.engine = engine;
+        this.ended = ended;
+    }
+
+    /** The hold was lost (its onLost listener). */
+    void lost(LockLostException loss) {
+        tell(LockEvent.Kind.LOST, loss);
+    }
+
+    private void tell(LockEvent.Kind kind, LockLostException loss) {
+        if (ended != null && told.compareAndSet(false, true)) {
+            ended.ended(kind, System.nanoTime() - since, loss);
+        }
     }
 
     @Override
@@ -47,13 +70,15 @@ final class MeteredHandle implements ControlledHandle {
 
     @Override
     public void release() {
-        heldUntilNow();
+        // the release may find the lock lost: then its LOST event comes first, and no RELEASED follows
         handle.release();
+        heldUntilNow();
     }
 
     private void heldUntilNow() {
         if (released.compareAndSet(false, true)) {
             metrics.held(engine, System.nanoTime() - since);
+            tell(LockEvent.Kind.RELEASED, null);
         }
     }
 
@@ -75,8 +100,8 @@ final class MeteredHandle implements ControlledHandle {
 
     @Override
     public void abandon(String why) {
-        heldUntilNow();
         handle.abandon(why);
+        heldUntilNow();
     }
 
     @Override

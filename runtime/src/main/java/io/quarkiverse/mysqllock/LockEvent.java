@@ -1,0 +1,44 @@
+package io.quarkiverse.mysqllock;
+
+import java.time.Duration;
+
+/**
+ * What happened to a lock of this instance, as a CDI event: observe it to log, count or alert in one place instead of
+ * a listener on every handle.
+ *
+ * <pre>
+ * void onLoss(&#64;Observes LockEvent event) {
+ *     if (event.kind() == LockEvent.Kind.LOST) {
+ *         alerts.raise("lock " + event.name() + " lost: " + event.loss().getMessage());
+ *     }
+ * }
+ * </pre>
+ *
+ * Fired only when the application observes it (nothing is built otherwise), synchronously on the thread where it
+ * happened (the acquiring or releasing thread; for a loss, the thread that found it: keep such observers short, or use
+ * {@code @ObservesAsync}, which gets the same events). An observer that throws is logged and changes nothing for the
+ * lock.
+ *
+ * @param kind what happened
+ * @param name the lock name, as the application gave it
+ * @param engine the engine that holds it
+ * @param holder this instance, as the lock shows it to others ({@code host/pid/instance-id})
+ * @param fencingToken the hold's fencing token where it is known without a statement (LEASE), 0 otherwise (NAMED issues
+ *        it on the first {@link LockHandle#fencingToken()} call)
+ * @param waited ACQUIRED: how long the acquisition waited; zero otherwise
+ * @param held RELEASED and LOST: how long the lock had been held; zero for ACQUIRED
+ * @param loss LOST: why; null otherwise
+ */
+public record LockEvent(Kind kind, String name, LockMode engine, String holder, long fencingToken, Duration waited,
+        Duration held, LockLostException loss) {
+
+    /** What happened. */
+    public enum Kind {
+        /** Granted to this instance. */
+        ACQUIRED,
+        /** Released by its holder (a nested hold counts when it is released). */
+        RELEASED,
+        /** Lost while held: the holder is told through {@link LockHandle#onLost} too. */
+        LOST
+    }
+}
