@@ -14,10 +14,11 @@ import java.time.Duration;
  * }
  * </pre>
  *
- * Fired only when the application observes it (nothing is built otherwise), synchronously on the thread where it
- * happened (the acquiring or releasing thread; for a loss, the thread that found it: keep such observers short, or use
- * {@code @ObservesAsync}, which gets the same events). An observer that throws is logged and changes nothing for the
- * lock.
+ * Fired only when the application observes it (nothing is built otherwise). Synchronous observers run on the acquiring
+ * or releasing thread, and for a loss on a thread of the extension's that tells holders of their losses: keep them
+ * short, or use {@code @ObservesAsync}, which gets the same events, though not necessarily in order. Each hold ends with
+ * exactly one event: {@code LOST} (a loss that the release itself finds included) or {@code RELEASED}. An observer that
+ * throws is logged and changes nothing for the lock.
  *
  * @param kind what happened
  * @param name the lock name, as the application gave it

@@ -45,7 +45,11 @@ public interface LockManager {
      */
     LockHandle acquire(String name, LockOptions options);
 
-    /** As {@link #acquire(String, LockOptions)}: empty if the lock is still held by someone else when the wait ends. */
+    /**
+     * As {@link #acquire(String, LockOptions)}: empty if the lock is still held by someone else when the wait ends. The
+     * options' wait applies ({@link LockOptions#defaults()}: {@code default-wait}); {@code waitingUpTo(Duration.ZERO)}
+     * makes one attempt, as {@link #tryAcquire(String)} does.
+     */
     Optional<LockHandle> tryAcquire(String name, LockOptions options);
 
     /** As {@link #acquire(String, LockOptions)}, without blocking: as {@link #acquireAsync(String, Duration)}. */
@@ -56,7 +60,9 @@ public interface LockManager {
      * order (their names on the server), so that callers asking for overlapping sets, in any order, in any process,
      * never wait for each other in a cycle. A lock still busy when the wait ends gives back those taken so far. The
      * handle releases them all together; {@link LockHandle#parts()} gives each lock with its own fencing token, and
-     * {@link LockHandle#onLost} is told of the first one lost. A name given twice is taken once.
+     * {@link LockHandle#onLost} is told of the first one lost. A name given twice is taken once. A name the calling
+     * thread already holds is nested onto, as by {@link #acquire(String, Duration)}: the order then no longer protects
+     * against waits in a cycle, so take all the names of a set with one call.
      *
      * @throws IllegalArgumentException if {@code names} is null or empty, or holds an invalid name
      * @throws LockNotAcquiredException for the first lock that could not be acquired; none is then held

@@ -103,6 +103,9 @@ final class AllLocks implements LockHandle {
     /** The listener is called once, for the first of the locks that is lost. */
     @Override
     public LockHandle onLost(Consumer<LockLostException> listener) {
+        if (listener == null) {
+            throw new IllegalArgumentException("onLost listener must not be null");
+        }
         AtomicBoolean told = new AtomicBoolean();
         for (ControlledHandle part : parts) {
             part.onLost(lost -> {

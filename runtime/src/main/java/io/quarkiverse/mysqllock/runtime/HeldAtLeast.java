@@ -35,6 +35,10 @@ final class HeldAtLeast implements ControlledHandle {
 
     @Override
     public long fencingToken() {
+        if (released.get()) {
+            throw new IllegalStateException("Lock '" + held.name() + "' was released: its fencing token is no longer"
+                    + " valid (the lock is kept for its atLeastFor, for nobody)");
+        }
         return held.fencingToken();
     }
 

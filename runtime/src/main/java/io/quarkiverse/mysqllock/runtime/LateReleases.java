@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -17,7 +18,11 @@ final class LateReleases {
             .newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-at-least-for-"));
 
     void releaseIn(LockHandle handle, long nanos) {
-        scheduler.schedule(handle::release, nanos, TimeUnit.NANOSECONDS);
+        try {
+            scheduler.schedule(handle::release, nanos, TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException shutDown) {
+            handle.release(); // the application is stopping: nothing is kept
+        }
     }
 
     /** At shutdown every pending release happens now: nothing is left held. */

@@ -2,9 +2,9 @@ package io.quarkiverse.mysqllock.shedlock;
 
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.quarkiverse.mysqllock.LockHandle;
@@ -23,8 +23,12 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * <pre>
  * &#64;Produces
  * &#64;Singleton
- * LockProvider lockProvider(LockManager locks) {
+ * MySqlLockProvider lockProvider(LockManager locks) {
  *     return new MySqlLockProvider(locks);
+ * }
+ *
+ * void close(&#64;Disposes MySqlLockProvider provider) {
+ *     provider.close(); // ends the locks still held at shutdown
  * }
  * </pre>
  *
@@ -46,8 +50,12 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 public final class MySqlLockProvider implements LockProvider, AutoCloseable {
 
     private final LockManager locks;
-    /** Ends locks at their {@code lockAtMostFor}; one daemon thread, started at the first lock. */
-    private final ScheduledExecutorService ends = Executors.newSingleThreadScheduledExecutor(task -> {
+    /**
+     * Ends locks at their {@code lockAtMostFor}, and after their {@code lockAtLeastFor}; one daemon thread. An end
+     * cancelled by {@code unlock()} leaves the queue at once (a job every second with an hour's lockAtMostFor would
+     * otherwise keep 3,600 of them).
+     */
+    private final ScheduledThreadPoolExecutor ends = new ScheduledThreadPoolExecutor(1, task -> {
         Thread thread = new Thread(task, "mysql-lock-shedlock-at-most-for");
         thread.setDaemon(true);
         return thread;
@@ -58,6 +66,7 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             throw new IllegalArgumentException("MySqlLockProvider needs the LockManager to take its locks from");
         }
         this.locks = locks;
+        ends.setRemoveOnCancelPolicy(true);
     }
 
     @Override
@@ -68,7 +77,18 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             Duration lease = atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : atMostFor;
             options = options.holdingAtMost(lease);
         }
-        return locks.tryAcquire(configuration.getName(), options).map(handle -> new Held(handle, configuration));
+        return locks.tryAcquire(configuration.getName(), options).map(handle -> held(handle, configuration));
+    }
+
+    /** The lock, with its end scheduled; released at once if it cannot be (the provider is closed). */
+    private Held held(LockHandle handle, LockConfiguration configuration) {
+        try {
+            return new Held(handle, configuration);
+        } catch (RejectedExecutionException closed) {
+            handle.release();
+            throw new IllegalStateException("MySqlLockProvider is closed: lock '" + configuration.getName()
+                    + "' was not taken", closed);
+        }
     }
 
     /** Ends every lock still held at once, and those kept for their {@code lockAtLeastFor}. */
@@ -103,8 +123,12 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             long remaining = atLeastUntil - System.nanoTime();
             if (remaining <= 0) {
                 handle.release();
-            } else {
+                return;
+            }
+            try {
                 ends.schedule(handle::release, remaining, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException closed) {
+                handle.release();
             }
         }
 
@@ -113,7 +137,12 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             if (locks.mode() == LockMode.LEASE || !handle.isValid() || !end.cancel(false)) {
                 return Optional.empty();
             }
-            return Optional.of(new Held(handle, extended));
+            try {
+                return Optional.of(new Held(handle, extended));
+            } catch (RejectedExecutionException closed) {
+                handle.release(); // this lock is no longer valid for ShedLock either: nobody could end it
+                return Optional.empty();
+            }
         }
     }
 }

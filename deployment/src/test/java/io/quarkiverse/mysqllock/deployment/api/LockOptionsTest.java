@@ -97,9 +97,11 @@ class LockOptionsTest {
     @Test
     void acquireAsyncKeepsTheMinimumToo() {
         LockHandle handle = locks.acquireAsync("opt:async", LockOptions.waitingUpTo(Duration.ZERO)
-                .holdingAtLeast(Duration.ofSeconds(30))).await().atMost(Duration.ofSeconds(10));
+                .holdingAtLeast(Duration.ofSeconds(1))).await().atMost(Duration.ofSeconds(10));
         handle.release();
         assertThat(locks.isLocked("opt:async")).isTrue();
+        assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
+        LockApp.await("the kept lock to be given back", Duration.ofSeconds(10), () -> !locks.isLocked("opt:async"));
     }
 
     @Test

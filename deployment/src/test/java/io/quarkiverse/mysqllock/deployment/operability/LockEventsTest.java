@@ -104,4 +104,20 @@ class LockEventsTest {
             assertThat(observer.of("events:lost")).as("no RELEASED after the loss").hasSize(2);
         }
     }
+
+    /** A loss that the release itself finds (no renewal saw it yet) ends the hold with LOST, not RELEASED. */
+    @Test
+    void aLossFoundByTheReleaseIsALossEvent() {
+        try (StandaloneLocks a = StandaloneLocks.Settings.of("events-c").mode(Mode.LEASE).table("events_lock").start();
+                StandaloneLocks b = StandaloneLocks.Settings.of("events-d").mode(Mode.LEASE).table("events_lock").start()) {
+            LockHandle handle = a.locks.acquire("events:lost-at-release", Duration.ZERO);
+            assertThat(b.locks.forceRelease("events:lost-at-release")).isTrue();
+            handle.release();
+            LockApp.await("the end event", Duration.ofSeconds(10),
+                    () -> observer.of("events:lost-at-release").size() == 2);
+            List<LockEvent> events = observer.of("events:lost-at-release");
+            assertThat(events).extracting(LockEvent::kind).containsExactly(LockEvent.Kind.ACQUIRED, LockEvent.Kind.LOST);
+            assertThat(events.get(1).loss().reason()).isEqualTo(LockLostException.Reason.NOT_HELD);
+        }
+    }
 }

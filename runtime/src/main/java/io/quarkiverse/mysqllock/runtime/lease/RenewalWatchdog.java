@@ -182,7 +182,7 @@ final class RenewalWatchdog {
             } else if (owner == null && rows.owners().containsKey(lease.serverName)) {
                 // an expiry keeps the owner; only a give-up clears it, and this instance did not give it up
                 held.lose(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name + "' was lost: another"
-                        + " instance ended it (forceRelease)", null);
+                        + " instance ended it (forceRelease), or took it over once it expired and gave it up", null);
             } else {
                 held.lose(lease, LockLostException.Reason.LEASE_EXPIRED,
                         "Lease '" + lease.name + "' was lost: it expired before it could be renewed", null);

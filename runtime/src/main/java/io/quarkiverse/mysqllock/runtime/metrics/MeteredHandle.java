@@ -70,22 +70,22 @@ final class MeteredHandle implements ControlledHandle {
 
     @Override
     public void release() {
-        // the release may find the lock lost: then its LOST event comes first, and no RELEASED follows
-        handle.release();
-        heldUntilNow();
+        releaseReportingLoss();
     }
 
-    private void heldUntilNow() {
+    /** The hold ended: its length, and its end event (LOST when a loss was found, by the release itself too). */
+    private void heldUntilNow(LockLostException loss) {
         if (released.compareAndSet(false, true)) {
             metrics.held(engine, System.nanoTime() - since);
-            tell(LockEvent.Kind.RELEASED, null);
+            tell(loss == null ? LockEvent.Kind.RELEASED : LockEvent.Kind.LOST, loss);
         }
     }
 
     @Override
     public LockLostException releaseReportingLoss() {
-        release();
-        return handle.releaseReportingLoss();
+        LockLostException loss = handle.releaseReportingLoss();
+        heldUntilNow(loss);
+        return loss;
     }
 
     @Override
@@ -101,7 +101,7 @@ final class MeteredHandle implements ControlledHandle {
     @Override
     public void abandon(String why) {
         handle.abandon(why);
-        heldUntilNow();
+        heldUntilNow(handle.loss());
     }
 
     @Override
