@@ -53,12 +53,9 @@ final class CurveReport {
         Charts.Lines heap = new Charts.Lines();
         for (String engine : ENGINES) {
             JsonNode curve = curves.get("hold " + engine);
-            for (Iterator<Map.Entry<String, JsonNode>> points = curve.fields(); points.hasNext();) {
-                Map.Entry<String, JsonNode> entry = points.next();
-                JsonNode p = entry.getValue();
-                double n = Double.parseDouble(entry.getKey());
+            forEachPoint(curve, (key, n, p) -> {
                 md.append(String.format(Locale.ROOT, "| %s | %s | %.0f | %.0f | %d | %s | %.2f | %d of %d | %.1f |%n",
-                        engine.toUpperCase(Locale.ROOT), entry.getKey(), p.get("acquireP50Micros").asDouble(),
+                        engine.toUpperCase(Locale.ROOT), key, p.get("acquireP50Micros").asDouble(),
                         p.get("acquireP99Micros").asDouble(), p.get("connectionsOutOfPool").asInt(),
                         heapPerLock(p.get("heapBytesPerLock").asLong()), p.get("statementsPerSecondWhileHolding").asDouble(),
                         p.get("validAfterWindow").asLong(), p.get("held").asLong(), p.get("fillSeconds").asDouble()));
@@ -66,7 +63,7 @@ final class CurveReport {
                 latency.add(engine.toUpperCase(Locale.ROOT) + " p99", n, p.get("acquireP99Micros").asDouble());
                 statements.add(engine.toUpperCase(Locale.ROOT), n, p.get("statementsPerSecondWhileHolding").asDouble());
                 heap.add(engine.toUpperCase(Locale.ROOT), n, Math.max(0, p.get("heapBytesPerLock").asDouble()));
-            }
+            });
             flat("acquisition latency (p50) with " + first(curve) + " and with " + last(curve) + " locks held, "
                     + engine.toUpperCase(Locale.ROOT), value(curve, first(curve), "acquireP50Micros"),
                     value(curve, last(curve), "acquireP50Micros"), "µs", 1.2);
@@ -108,12 +105,9 @@ final class CurveReport {
         for (String engine : ENGINES) {
             JsonNode curve = curves.get("waiters " + engine);
             String e = engine.toUpperCase(Locale.ROOT);
-            for (Iterator<Map.Entry<String, JsonNode>> points = curve.fields(); points.hasNext();) {
-                Map.Entry<String, JsonNode> entry = points.next();
-                JsonNode p = entry.getValue();
-                double n = Double.parseDouble(entry.getKey());
+            forEachPoint(curve, (key, n, p) -> {
                 md.append(String.format(Locale.ROOT, "| %s | %s | %d | %.0f | %.0f | %.0f | %d | %d | %d | %.1f | %.1f |"
-                        + " %d / %d / %d | %.2f |%n", e, entry.getKey(), p.get("processes").asInt(),
+                        + " %d / %d / %d | %.2f |%n", e, key, p.get("processes").asInt(),
                         p.get("acquisitionsPerSecond").asDouble(), p.get("statementsPerSecond").asDouble(),
                         p.get("serverCpuPercent").asDouble(), p.get("connectionsOutOfPool").asInt(),
                         p.get("handOffP50Micros").asLong(), p.get("handOffP99Micros").asLong(),
@@ -124,7 +118,7 @@ final class CurveReport {
                 handOffs.add(e + " p50", n, p.get("handOffP50Micros").asDouble());
                 handOffs.add(e + " p99", n, p.get("handOffP99Micros").asDouble());
                 connections.add(e, n, p.get("connectionsOutOfPool").asDouble());
-            }
+            });
             String few = curve.has("10") ? "10" : first(curve);
             flat("statements/s with " + last(curve) + " waiting threads and with " + few + ", " + e + " (waiters of one"
                     + " name)", value(curve, few, "statementsPerSecond"), value(curve, last(curve), "statementsPerSecond"),
@@ -149,17 +143,14 @@ final class CurveReport {
         for (String engine : ENGINES) {
             JsonNode curve = curves.get("instances " + engine);
             String e = engine.toUpperCase(Locale.ROOT);
-            for (Iterator<Map.Entry<String, JsonNode>> points = curve.fields(); points.hasNext();) {
-                Map.Entry<String, JsonNode> entry = points.next();
-                JsonNode p = entry.getValue();
-                double n = Double.parseDouble(entry.getKey());
+            forEachPoint(curve, (key, n, p) -> {
                 md.append(String.format(Locale.ROOT, "| %s | %s | %d | %.1f | %.2f | %.2f | %.3f | %d |%n", e,
-                        entry.getKey(), p.get("locksHeld").asLong(), p.get("statementsPerSecond").asDouble(),
+                        key, p.get("locksHeld").asLong(), p.get("statementsPerSecond").asDouble(),
                         p.get("statementsPerSecondPerInstance").asDouble(), p.get("serverCpuPercent").asDouble(),
                         p.get("serverCpuPercentPerInstance").asDouble(), p.get("validAtTheEnd").asLong()));
                 perInstance.add(e, n, p.get("statementsPerSecondPerInstance").asDouble());
                 cpu.add(e, n, p.get("serverCpuPercentPerInstance").asDouble());
-            }
+            });
             flat("statements/s per instance with " + first(curve) + " and with " + last(curve) + " instances, " + e,
                     value(curve, first(curve), "statementsPerSecondPerInstance"),
                     value(curve, last(curve), "statementsPerSecondPerInstance"), "/s", 1.5);
@@ -214,6 +205,19 @@ final class CurveReport {
     private void chart(String file, String title, String x, String y, Charts.Lines lines, boolean logY)
             throws IOException {
         Charts.lines(results.resolve(file), title, x, y, lines, logY);
+    }
+
+    /** A point of a curve: its label (the x value as written), that value, its measurements. */
+    @FunctionalInterface
+    private interface Point {
+        void accept(String key, double n, JsonNode p) throws IOException;
+    }
+
+    private static void forEachPoint(JsonNode curve, Point each) throws IOException {
+        for (Iterator<Map.Entry<String, JsonNode>> points = curve.fields(); points.hasNext();) {
+            Map.Entry<String, JsonNode> entry = points.next();
+            each.accept(entry.getKey(), Double.parseDouble(entry.getKey()), entry.getValue());
+        }
     }
 
     /** A heap difference below 0 is the collector's noise (100 locks weigh less than what one GC cycle moves). */

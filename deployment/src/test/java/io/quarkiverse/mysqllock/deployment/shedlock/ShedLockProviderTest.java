@@ -59,6 +59,15 @@ class ShedLockProviderTest {
         return new LockConfiguration(ClockProvider.now(), name, atMostFor, atLeastFor);
     }
 
+    /** Waits until {@code provider} can take the name (then gives it back). */
+    private static void awaitFree(MySqlLockProvider provider, String name, String what) {
+        LockApp.await(what, Duration.ofSeconds(10), () -> {
+            Optional<SimpleLock> taken = provider.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
+            taken.ifPresent(SimpleLock::unlock);
+            return taken.isPresent();
+        });
+    }
+
     @Test
     void namedNoSecondLockWhileOneIsHeldNotEvenOnTheSameThread() throws Exception {
         noSecondLockWhileOneIsHeldNotEvenOnTheSameThread(Mode.NAMED);
@@ -99,13 +108,7 @@ class ShedLockProviderTest {
             long start = System.nanoTime();
             assertThat(pair.first.lock(config("shed:most", Duration.ofSeconds(1), Duration.ZERO))).isPresent();
             assertThat(pair.second.lock(config("shed:most", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            AtomicInteger attempts = new AtomicInteger();
-            LockApp.await("the lock to end at its lockAtMostFor", Duration.ofSeconds(10), () -> {
-                attempts.incrementAndGet();
-                Optional<SimpleLock> taken = pair.second.lock(config("shed:most", Duration.ofSeconds(30), Duration.ZERO));
-                taken.ifPresent(SimpleLock::unlock);
-                return taken.isPresent();
-            });
+            awaitFree(pair.second, "shed:most", "the lock to end at its lockAtMostFor");
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(900);
         }
     }
@@ -126,11 +129,7 @@ class ShedLockProviderTest {
             pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ofMillis(1500))).orElseThrow().unlock();
             assertThat(pair.second.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
             assertThat(pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            LockApp.await("the lock to end at its lockAtLeastFor", Duration.ofSeconds(10), () -> {
-                Optional<SimpleLock> taken = pair.second.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO));
-                taken.ifPresent(SimpleLock::unlock);
-                return taken.isPresent();
-            });
+            awaitFree(pair.second, "shed:least", "the lock to end at its lockAtLeastFor");
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1500);
         }
     }
@@ -147,11 +146,7 @@ class ShedLockProviderTest {
                     () -> System.nanoTime() - extendedAt > TimeUnit.MILLISECONDS.toNanos(1500));
             assertThat(pair.second.lock(config("shed:extend", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
             // and the new lockAtMostFor ends it, though it is never unlocked
-            LockApp.await("the new lockAtMostFor to end it", Duration.ofSeconds(10), () -> {
-                Optional<SimpleLock> taken = pair.second.lock(config("shed:extend", Duration.ofSeconds(30), Duration.ZERO));
-                taken.ifPresent(SimpleLock::unlock);
-                return taken.isPresent();
-            });
+            awaitFree(pair.second, "shed:extend", "the new lockAtMostFor to end it");
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(2900);
             extended.unlock(); // ended already at its lockAtMostFor: unlocking it too is harmless
         }
@@ -165,12 +160,7 @@ class ShedLockProviderTest {
             assertThat(lock.extend(Duration.ofSeconds(30), Duration.ZERO)).isEmpty();
             // as with ShedLock's own providers, the lock whose extension failed ends at its lockAtMostFor
             assertThatThrownBy(lock::unlock).isInstanceOf(IllegalStateException.class);
-            LockApp.await("the lock to end at its lockAtMostFor", Duration.ofSeconds(10), () -> {
-                Optional<SimpleLock> taken = pair.second.lock(config("shed:extend-lease", Duration.ofSeconds(30),
-                        Duration.ZERO));
-                taken.ifPresent(SimpleLock::unlock);
-                return taken.isPresent();
-            });
+            awaitFree(pair.second, "shed:extend-lease", "the lock to end at its lockAtMostFor");
         }
     }
 

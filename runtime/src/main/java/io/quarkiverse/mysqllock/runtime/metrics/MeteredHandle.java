@@ -1,17 +1,16 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockEvent;
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /** A handle that reports its hold time when it is first released, and its end as an event. */
-final class MeteredHandle implements ControlledHandle {
+final class MeteredHandle extends ForwardingHandle {
 
     /** Told once how a hold ended: released, or lost first. */
     @FunctionalInterface
@@ -19,7 +18,6 @@ final class MeteredHandle implements ControlledHandle {
         void ended(LockEvent.Kind kind, long heldNanos, LockLostException loss);
     }
 
-    private final ControlledHandle handle;
     private final LockMetrics metrics;
     private final LockMode engine;
     /** Null when nobody observes lock events. */
@@ -30,7 +28,7 @@ final class MeteredHandle implements ControlledHandle {
     private final AtomicBoolean told = new AtomicBoolean();
 
     MeteredHandle(ControlledHandle handle, LockMetrics metrics, LockMode engine, Ended ended) {
-        this.handle = handle;
+        super(handle);
         this.metrics = metrics;
         this.engine = engine;
         this.ended = ended;
@@ -45,27 +43,6 @@ final class MeteredHandle implements ControlledHandle {
         if (ended != null && told.compareAndSet(false, true)) {
             ended.ended(kind, System.nanoTime() - since, loss);
         }
-    }
-
-    @Override
-    public String name() {
-        return handle.name();
-    }
-
-    @Override
-    public long fencingToken() {
-        return handle.fencingToken();
-    }
-
-    @Override
-    public boolean isValid() {
-        return handle.isValid();
-    }
-
-    @Override
-    public LockHandle onLost(Consumer<LockLostException> listener) {
-        handle.onLost(listener);
-        return this;
     }
 
     @Override
@@ -89,28 +66,8 @@ final class MeteredHandle implements ControlledHandle {
     }
 
     @Override
-    public LockLostException loss() {
-        return handle.loss();
-    }
-
-    @Override
-    public void detach() {
-        handle.detach();
-    }
-
-    @Override
     public void abandon(String why) {
         handle.abandon(why);
         heldUntilNow(handle.loss());
-    }
-
-    @Override
-    public void close() {
-        release();
-    }
-
-    @Override
-    public String toString() {
-        return handle.toString();
     }
 }

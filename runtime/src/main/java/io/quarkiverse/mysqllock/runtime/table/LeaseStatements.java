@@ -278,16 +278,18 @@ public final class LeaseStatements {
 
     /** Gives up whatever these takes of a failed batch took: how many they had. */
     public int giveUpTakes(Connection raw, List<TakeRequest> takes) throws SQLException {
-        return retryingDeadlocks(() -> giveUpRows(raw, "", takes.stream().map(TakeRequest::serverName).toList(),
-                takes.stream().map(TakeRequest::ownerToken).toList()));
+        return giveUpTakes(raw, "", takes);
     }
 
     /** The same, waiting for no row lock (error 1205 at once), for the connection the instance's batches share. */
     public int giveUpTakesWithoutRowWaits(Connection raw, ServerVersion server, List<TakeRequest> takes)
             throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server, prefix -> retryingDeadlocks(() -> giveUpRows(raw, prefix,
-                takes.stream().map(TakeRequest::serverName).toList(),
-                takes.stream().map(TakeRequest::ownerToken).toList())));
+        return SessionSettings.withoutRowWaits(raw, server, prefix -> giveUpTakes(raw, prefix, takes));
+    }
+
+    private int giveUpTakes(Connection raw, String prefix, List<TakeRequest> takes) throws SQLException {
+        return retryingDeadlocks(() -> giveUpRows(raw, prefix, takes.stream().map(TakeRequest::serverName).toList(),
+                takes.stream().map(TakeRequest::ownerToken).toList()));
     }
 
     private int giveUpRows(Connection raw, String prefix, List<String> serverNames, List<String> ownerTokens)
