@@ -13,7 +13,12 @@ import io.quarkiverse.mysqllock.test.AppProcess;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
-/** A cron job every second in three JVMs, for a minute: every tick runs exactly once across the cluster. */
+/**
+ * A cron job every second in three JVMs, for a minute: every tick runs exactly once across the cluster, and every
+ * instance takes part in every tick (it runs it, or finds it held or already run and skips it). Which instance runs a
+ * tick is not spread evenly and need not be: each JVM's scheduler checks its triggers once a second at its own phase,
+ * so the instance whose phase comes first after the second boundary may win every tick.
+ */
 class ScheduledJobAcrossProcessesIT {
 
     static final int TICKS = Integer.getInteger("scheduler.it.ticks", 60);
@@ -26,7 +31,8 @@ class ScheduledJobAcrossProcessesIT {
         List<AppProcess> processes = new ArrayList<>();
         try {
             for (int i = 1; i <= 3; i++) {
-                processes.add(Workers.start(db, "cron-" + i, Map.of("lock-demo.cron", "* * * * * ?"), null));
+                processes.add(Workers.start(db, "cron-" + i, Map.of("lock-demo.cron", "* * * * * ?",
+                        "quarkus.log.category.\"io.quarkiverse.mysqllock.it.ReportJob\".level", "DEBUG"), null));
             }
             for (AppProcess process : processes) {
                 process.awaitLine(line -> line.contains("Installed features"), Duration.ofSeconds(60));
@@ -44,8 +50,12 @@ class ScheduledJobAcrossProcessesIT {
         long ticks = db.queryLong("SELECT COUNT(DISTINCT tick) FROM cron_history");
         long span = db.queryLong("SELECT MAX(tick) - MIN(tick) + 1 FROM cron_history");
         assertThat(ticks).as("ticks run of the " + span + " seconds observed").isGreaterThanOrEqualTo(span - 1);
-        assertThat(db.queryLong("SELECT COUNT(DISTINCT instance) FROM cron_history")).as("instances that ran ticks")
-                .isGreaterThanOrEqualTo(2);
+        for (AppProcess process : processes) {
+            long ran = db.queryLong("SELECT COUNT(*) FROM cron_history WHERE instance = '" + process.name() + "'");
+            long skipped = process.lines().stream().filter(line -> line.contains("skipped a tick of")).count();
+            assertThat(ran + skipped).as(process.name() + ": ticks run (" + ran + ") and skipped (" + skipped + ")")
+                    .isGreaterThanOrEqualTo(TICKS - 2);
+        }
     }
 
 }
