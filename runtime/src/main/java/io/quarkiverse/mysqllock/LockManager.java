@@ -69,6 +69,35 @@ public interface LockManager {
      */
     LockHandle acquireAll(Collection<String> names, Duration wait);
 
+    /**
+     * The semaphore of this name with {@code permits} permits: at most that many holders at once, across every
+     * instance; see {@link DistributedSemaphore}. Cheap: the object holds no resource until a permit is acquired.
+     *
+     * @throws IllegalArgumentException if the name is invalid or {@code permits} is not between 1 and
+     *         {@value DistributedSemaphore#MAX_PERMITS}
+     */
+    DistributedSemaphore semaphore(String name, int permits);
+
+    /** The read-write lock of this name, with {@value DistributedReadWriteLock#DEFAULT_MAX_READERS} read permits. */
+    DistributedReadWriteLock readWriteLock(String name);
+
+    /**
+     * The read-write lock of this name: many readers (at most {@code maxReaders} at once) or one writer, across every
+     * instance; see {@link DistributedReadWriteLock}.
+     *
+     * @throws IllegalArgumentException if the name is invalid or {@code maxReaders} is not between 1 and
+     *         {@value DistributedSemaphore#MAX_PERMITS}
+     */
+    DistributedReadWriteLock readWriteLock(String name, int maxReaders);
+
+    /**
+     * The election of a leader for {@code role}; this instance takes part once it {@linkplain LeaderElection#join()
+     * joins}. One object per role and manager: every call with the same role returns it.
+     *
+     * @throws IllegalArgumentException if the role is not a valid lock name
+     */
+    LeaderElection election(String role);
+
     /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
     Optional<LockHandle> tryAcquire(String name);
 

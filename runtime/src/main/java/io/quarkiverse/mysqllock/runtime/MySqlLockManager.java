@@ -4,7 +4,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -14,12 +16,18 @@ import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.Bean;
 import jakarta.inject.Singleton;
 
+import io.quarkiverse.mysqllock.DistributedReadWriteLock;
+import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.runtime.coordination.Election;
+import io.quarkiverse.mysqllock.runtime.coordination.GatedReadWriteLock;
+import io.quarkiverse.mysqllock.runtime.coordination.PermitSemaphore;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -52,6 +60,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
+    private final Map<String, Election> elections = new ConcurrentHashMap<>();
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -109,6 +118,27 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquireAll");
         return AllLocks.acquire(engine, AllLocks.ordered(locks), waitNanos);
+    }
+
+    @Override
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return new PermitSemaphore(this, LockNames.requireValid(name), permits);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        return readWriteLock(name, DistributedReadWriteLock.DEFAULT_MAX_READERS);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name, int maxReaders) {
+        return new GatedReadWriteLock(this, LockNames.requireValid(name), maxReaders);
+    }
+
+    @Override
+    public LeaderElection election(String role) {
+        return elections.computeIfAbsent(LockNames.requireValid(role),
+                checked -> new Election(this, checked, CdiEvents.electionEvents()));
     }
 
     private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {
@@ -365,6 +395,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public void close() {
+        elections.values().forEach(Election::close);
         lateReleases.releaseAll();
         engine.close();
     }

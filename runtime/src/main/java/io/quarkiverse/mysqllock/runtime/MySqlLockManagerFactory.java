@@ -124,7 +124,7 @@ public final class MySqlLockManagerFactory {
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiLockEvents.ifObserved(), identity,
+        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), identity,
                 engine::chosenMode), names, config.defaultWait(),
                 new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
     }

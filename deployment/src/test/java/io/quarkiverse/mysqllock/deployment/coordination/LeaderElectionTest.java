@@ -1,0 +1,194 @@
+package io.quarkiverse.mysqllock.deployment.coordination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LeaderElection;
+import io.quarkiverse.mysqllock.LeadershipGranted;
+import io.quarkiverse.mysqllock.LeadershipRevoked;
+import io.quarkiverse.mysqllock.LeadershipRevoked.Reason;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.test.TestDatabase;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * Leader election between two instances: one leader at a time, terms that increase, hand-over on step-down and on
+ * leaving without a moment of two leaders, revocation on loss, and the CDI events of each term in order.
+ */
+class LeaderElectionTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Journal.class);
+
+    @Inject
+    LockManager locks;
+
+    /** The application's observers of the election events. */
+    @ApplicationScoped
+    public static class Journal {
+
+        static final List<Object> EVENTS = new CopyOnWriteArrayList<>();
+
+        void granted(@Observes LeadershipGranted granted) {
+            EVENTS.add(granted);
+        }
+
+        void revoked(@Observes LeadershipRevoked revoked) {
+            EVENTS.add(revoked);
+        }
+
+        static List<Object> of(String role) {
+            return EVENTS.stream().filter(event -> event instanceof LeadershipGranted g ? g.role().equals(role)
+                    : ((LeadershipRevoked) event).role().equals(role)).toList();
+        }
+    }
+
+    @Test
+    void namedHandsOverWithoutTwoLeaders() throws Exception {
+        handsOverWithoutTwoLeaders(Mode.NAMED);
+    }
+
+    @Test
+    void leaseHandsOverWithoutTwoLeaders() throws Exception {
+        handsOverWithoutTwoLeaders(Mode.LEASE);
+    }
+
+    private void handsOverWithoutTwoLeaders(Mode mode) throws Exception {
+        String role = "lead:" + mode;
+        try (StandaloneLocks a = instance("lead-" + mode + "-a", mode); StandaloneLocks b = instance("lead-" + mode + "-b", mode)) {
+            LeaderElection onA = a.locks.election(role);
+            LeaderElection onB = b.locks.election(role);
+            assertThat(onA.isLeader()).isFalse();
+            assertThat(a.locks.election(role)).isSameAs(onA);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger bothLead = new AtomicInteger();
+            CompletableFuture<Void> sampler = Background.run(() -> {
+                while (!stop.get()) {
+                    if (onA.isLeader() && onB.isLeader()) {
+                        bothLead.incrementAndGet();
+                    }
+                }
+            });
+            try {
+                onA.join();
+                onB.join().join();
+                LockApp.await("a leader", Duration.ofSeconds(10), () -> onA.isLeader() || onB.isLeader());
+                LeaderElection first = onA.isLeader() ? onA : onB;
+                LeaderElection second = first == onA ? onB : onA;
+                long firstTerm = first.term().orElseThrow();
+
+                first.stepDown(Duration.ofMillis(500));
+                assertThat(first.isLeader()).isFalse();
+                assertThat(first.term()).isEmpty();
+                LockApp.await("the hand-over", Duration.ofSeconds(10), second::isLeader);
+                long secondTerm = second.term().orElseThrow();
+                assertThat(secondTerm).isGreaterThan(firstTerm);
+
+                second.close();
+                assertThat(second.isLeader()).isFalse();
+                LockApp.await("the first to lead again", Duration.ofSeconds(10), first::isLeader);
+                long thirdTerm = first.term().orElseThrow();
+                assertThat(thirdTerm).isGreaterThan(secondTerm);
+                first.close();
+                assertThat(first.isLeader()).isFalse();
+
+                LockApp.await("every term's end announced", Duration.ofSeconds(5), () -> Journal.of(role).size() == 6);
+                assertThat(Journal.of(role)).containsExactly(new LeadershipGranted(role, firstTerm),
+                        new LeadershipRevoked(role, firstTerm, Reason.STEPPED_DOWN, null),
+                        new LeadershipGranted(role, secondTerm),
+                        new LeadershipRevoked(role, secondTerm, Reason.LEFT, null),
+                        new LeadershipGranted(role, thirdTerm),
+                        new LeadershipRevoked(role, thirdTerm, Reason.LEFT, null));
+                assertThat(a.locks.held()).isEmpty();
+                assertThat(b.locks.held()).isEmpty();
+            } finally {
+                stop.set(true);
+                sampler.get(10, TimeUnit.SECONDS);
+            }
+            assertThat(bothLead.get()).as("moments when both instances said they led").isZero();
+        }
+    }
+
+    @Test
+    void namedLossOfTheSessionRevokesAndTheStandbyTakesOver() throws Exception {
+        try (StandaloneLocks a = instance("lost-named-a", Mode.NAMED); StandaloneLocks b = instance("lost-named-b", Mode.NAMED)) {
+            String role = "lost:named";
+            LeaderElection leader = a.locks.election(role).join();
+            LockApp.await("a to lead", Duration.ofSeconds(10), leader::isLeader);
+            LeaderElection standby = b.locks.election(role).join();
+            long term = leader.term().orElseThrow();
+            TestDatabase.shared().kill(ServerState.holder(role + "#leader").orElseThrow());
+            lossRevokesAndTheStandbyTakesOver(role, leader, standby, term, LockLostException.Reason.CONNECTION_LOST);
+        }
+    }
+
+    @Test
+    void leaseLossOfTheLeaseRevokesAndTheStandbyTakesOver() throws Exception {
+        try (StandaloneLocks a = instance("lost-lease-a", Mode.LEASE); StandaloneLocks b = instance("lost-lease-b", Mode.LEASE)) {
+            String role = "lost:lease";
+            LeaderElection leader = a.locks.election(role).join();
+            LockApp.await("a to lead", Duration.ofSeconds(10), leader::isLeader);
+            LeaderElection standby = b.locks.election(role).join();
+            long term = leader.term().orElseThrow();
+            assertThat(b.locks.forceRelease(role + "#leader")).isTrue();
+            lossRevokesAndTheStandbyTakesOver(role, leader, standby, term, LockLostException.Reason.NOT_HELD);
+        }
+    }
+
+    private static void lossRevokesAndTheStandbyTakesOver(String role, LeaderElection leader, LeaderElection standby,
+            long term, LockLostException.Reason reason) {
+        // The two instances' events interleave: the standby may be granted before the former leader is told.
+        LockApp.await("the revocation", Duration.ofSeconds(10), () -> Journal.of(role).stream()
+                .anyMatch(event -> event instanceof LeadershipRevoked revoked && revoked.term() == term));
+        assertThat(Journal.of(role)).filteredOn(LeadershipRevoked.class::isInstance).singleElement()
+                .isInstanceOfSatisfying(LeadershipRevoked.class, revoked -> {
+                    assertThat(revoked.reason()).isEqualTo(Reason.LOST);
+                    assertThat(revoked.loss().reason()).isEqualTo(reason);
+                });
+        assertThat(leader.isLeader()).isFalse();
+        LockApp.await("a new leader", Duration.ofSeconds(10), () -> standby.isLeader() || leader.isLeader());
+        LeaderElection now = standby.isLeader() ? standby : leader;
+        assertThat(now.term().orElseThrow()).isGreaterThan(term);
+        leader.close();
+        standby.close();
+    }
+
+    @Test
+    void badArgumentsAreRefused() {
+        assertThatThrownBy(() -> locks.election(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> locks.election(" ")).isInstanceOf(IllegalArgumentException.class);
+        LeaderElection election = locks.election("lead:bad");
+        assertThatThrownBy(() -> election.stepDown(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> election.stepDown(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(election.isLeader()).isFalse();
+        assertThat(election.term()).isEmpty();
+        election.close(); // never joined: nothing to do
+        assertThat(election.role()).isEqualTo("lead:bad");
+    }
+
+    private static StandaloneLocks instance(String id, Mode mode) {
+        return StandaloneLocks.Settings.of(id).mode(mode).table("coordination_" + mode.name().toLowerCase()).keepalive(Duration.ofMillis(500))
+                .start();
+    }
+}

@@ -1,0 +1,172 @@
+package io.quarkiverse.mysqllock.deployment.coordination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.DistributedReadWriteLock;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** Read-write locks: many readers or one writer across instances, writers not starved, writers fenced. */
+class ReadWriteLockTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app();
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void namedReadersShareAndWritersExclude() {
+        readersShareAndWritersExclude(Mode.NAMED);
+    }
+
+    @Test
+    void leaseReadersShareAndWritersExclude() {
+        readersShareAndWritersExclude(Mode.LEASE);
+    }
+
+    private void readersShareAndWritersExclude(Mode mode) {
+        try (StandaloneLocks a = instance("rw-" + mode + "-a", mode); StandaloneLocks b = instance("rw-" + mode + "-b", mode)) {
+            String name = "rw:" + mode;
+            DistributedReadWriteLock onA = a.locks.readWriteLock(name, 4);
+            DistributedReadWriteLock onB = b.locks.readWriteLock(name, 4);
+            LockHandle read1 = onA.acquireRead(Duration.ZERO);
+            LockHandle read2 = onB.acquireRead(Duration.ZERO);
+            LockHandle read3 = onA.acquireRead(Duration.ZERO);
+            assertThat(onB.tryAcquireWrite(Duration.ofMillis(300))).as("readers inside").isEmpty();
+            LockHandle read4 = onA.tryAcquireRead(Duration.ZERO).orElseThrow(
+                    () -> new AssertionError("a failed writer left the gate closed"));
+            read4.release();
+            assertThatThrownBy(() -> onB.acquireWrite(Duration.ZERO)).isInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("readers still hold read permits");
+            List.of(read1, read2, read3).forEach(LockHandle::release);
+
+            LockHandle write = onB.acquireWrite(Duration.ZERO);
+            assertThat(write.name()).isEqualTo(name);
+            assertThat(write.parts()).hasSize(5).first().extracting(LockHandle::name).isEqualTo(name + "#rw-gate");
+            long firstWriter = write.fencingToken();
+            assertThat(onA.tryAcquireRead(Duration.ofMillis(300))).as("a writer inside").isEmpty();
+            assertThat(onA.tryAcquireWrite(Duration.ZERO)).isEmpty();
+            write.release();
+            assertThat(write.isValid()).isFalse();
+            try (LockHandle next = onA.acquireWrite(Duration.ZERO)) {
+                assertThat(next.fencingToken()).as("writers' tokens increase").isGreaterThan(firstWriter);
+            }
+            assertThat(a.locks.held()).isEmpty();
+            assertThat(b.locks.held()).isEmpty();
+        }
+    }
+
+    @Test
+    void namedWritersAreNotStarved() throws Exception {
+        writersAreNotStarvedAndNeverMeetReaders(Mode.NAMED);
+    }
+
+    @Test
+    void leaseWritersAreNotStarved() throws Exception {
+        writersAreNotStarvedAndNeverMeetReaders(Mode.LEASE);
+    }
+
+    /**
+     * Four readers of two instances read without pause, always overlapping (so that there is never a moment without a
+     * reader); a writer of each instance still gets in, three times each, and never together with a reader.
+     */
+    private void writersAreNotStarvedAndNeverMeetReaders(Mode mode) throws Exception {
+        try (StandaloneLocks a = instance("rws-" + mode + "-a", mode); StandaloneLocks b = instance("rws-" + mode + "-b", mode)) {
+            String name = "rws:" + mode;
+            AtomicInteger readers = new AtomicInteger();
+            AtomicInteger writers = new AtomicInteger();
+            AtomicInteger violations = new AtomicInteger();
+            AtomicInteger reads = new AtomicInteger();
+            AtomicBoolean stop = new AtomicBoolean();
+            List<CompletableFuture<Void>> readerThreads = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                DistributedReadWriteLock lock = (t % 2 == 0 ? a : b).locks.readWriteLock(name);
+                readerThreads.add(Background.run(() -> {
+                    while (!stop.get()) {
+                        lock.tryAcquireRead(Duration.ofSeconds(1)).ifPresent(read -> {
+                            try (read) {
+                                readers.incrementAndGet();
+                                if (writers.get() > 0) {
+                                    violations.incrementAndGet();
+                                }
+                                reads.incrementAndGet();
+                                pauseMillis(20);
+                                readers.decrementAndGet();
+                            }
+                        });
+                    }
+                }));
+            }
+            LockApp.await("readers to read", Duration.ofSeconds(10), () -> reads.get() > 8);
+            List<Long> waits = new ArrayList<>();
+            try {
+                for (int i = 0; i < 6; i++) {
+                    DistributedReadWriteLock lock = (i % 2 == 0 ? a : b).locks.readWriteLock(name);
+                    long start = System.nanoTime();
+                    try (LockHandle write = lock.acquireWrite(Duration.ofSeconds(20))) {
+                        waits.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+                        writers.incrementAndGet();
+                        if (readers.get() > 0) {
+                            violations.incrementAndGet();
+                        }
+                        pauseMillis(20);
+                        writers.decrementAndGet();
+                    }
+                }
+            } finally {
+                stop.set(true);
+                CompletableFuture.allOf(readerThreads.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
+            }
+            assertThat(waits).hasSize(6);
+            assertThat(violations.get()).isZero();
+            System.out.printf("%s read-write: 6 writes among %d reads, writers waited %s ms%n", mode, reads.get(), waits);
+        }
+    }
+
+    @Test
+    void badArgumentsAreRefusedAndHoldNothing() {
+        assertThatThrownBy(() -> locks.readWriteLock("rw:bad", 0)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("between 1 and 1024");
+        assertThatThrownBy(() -> locks.readWriteLock(null)).isInstanceOf(IllegalArgumentException.class);
+        DistributedReadWriteLock lock = locks.readWriteLock("rw:bad");
+        assertThat(lock.maxReaders()).isEqualTo(DistributedReadWriteLock.DEFAULT_MAX_READERS);
+        assertThatThrownBy(() -> lock.acquireRead(null)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> lock.acquireWrite(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
+        assertThat(locks.held()).extracting(LockInfo::name).noneMatch(held -> held.startsWith("rw:bad"));
+    }
+
+    /** The time a reader or writer spends inside: work, not synchronisation. */
+    private static void pauseMillis(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static StandaloneLocks instance(String id, Mode mode) {
+        return StandaloneLocks.Settings.of(id).mode(mode).table("coordination_" + mode.name().toLowerCase()).start();
+    }
+}

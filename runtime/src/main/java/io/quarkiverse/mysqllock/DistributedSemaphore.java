@@ -1,0 +1,44 @@
+package io.quarkiverse.mysqllock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * At most {@link #permits()} holders at once, across every instance, of one name ({@link LockManager#semaphore}).
+ * <p>
+ * Each permit is a lock of its own, named {@code <name>#permit-<i>}: the handle of a permit is that lock's handle, with
+ * its own {@linkplain LockHandle#fencingToken() fencing token} (strictly increasing from one holder of that permit to
+ * the next), loss notification and release. A crashed holder's permit comes back as its lock does: NAMED, when its
+ * server session ends; LEASE, when its lease ends. The permits of one name are one set for every instance: all of them
+ * must use the same number of permits (an instance asking for more permits uses more locks; the largest number wins).
+ * <p>
+ * Waiting: one attempt at every permit, starting at a random one, then a wait on one permit (NAMED: on the server,
+ * woken as soon as it is released; LEASE: the engine's polling) for a pause that grows from 20 ms to 500 ms, then
+ * again. A permit given back while another is watched is found within that pause. A thread that holds a permit and
+ * asks again gets another permit, not a nested hold.
+ */
+public interface DistributedSemaphore {
+
+    /** The largest number of permits of one semaphore. */
+    int MAX_PERMITS = 1024;
+
+    /** The semaphore's name. */
+    String name();
+
+    /** How many holders it admits at once. */
+    int permits();
+
+    /**
+     * A permit, waiting up to {@code wait} ({@link Duration#ZERO}: one attempt at each permit).
+     *
+     * @throws LockNotAcquiredException with reason {@code BUSY} if every permit is still held when the wait ends, or as
+     *         {@link LockManager#acquire(String, Duration)}
+     */
+    LockHandle acquire(Duration wait);
+
+    /** As {@link #acquire(Duration)}: empty if every permit is still held when the wait ends. */
+    Optional<LockHandle> tryAcquire(Duration wait);
+
+    /** How many permits nobody holds now, in any instance: a snapshot, one statement per permit. */
+    int availablePermits();
+}

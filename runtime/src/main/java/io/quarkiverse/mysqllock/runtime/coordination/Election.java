@@ -1,0 +1,261 @@
+package io.quarkiverse.mysqllock.runtime.coordination;
+
+import java.time.Duration;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LeaderElection;
+import io.quarkiverse.mysqllock.LeadershipGranted;
+import io.quarkiverse.mysqllock.LeadershipRevoked;
+import io.quarkiverse.mysqllock.LeadershipRevoked.Reason;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockOptions;
+
+/**
+ * One role's election for this instance: a campaign thread that waits for the role's lock in slices (the engine's
+ * wait: server-side on NAMED), holds it for a term, and waits until the term ends (its loss, a step-down or leaving),
+ * then campaigns again. Every change of the current term happens under this object's monitor; each term ends once.
+ * Both events of a term are fired by the campaign thread, so its {@link LeadershipRevoked} always follows its
+ * {@link LeadershipGranted}, whichever thread ended it.
+ */
+public final class Election implements LeaderElection {
+
+    /** One slice of the campaign's wait: how soon a campaign notices that it was left. */
+    static final Duration CAMPAIGN_SLICE = Duration.ofSeconds(2);
+    /** The pause after an acquisition failed for another reason than a busy lock (database down, pool exhausted). */
+    static final long FAILURE_PAUSE_MILLIS = 1000;
+
+    private static final Logger LOG = Logger.getLogger(Election.class);
+    private static final LockOptions CAMPAIGN = LockOptions.waitingUpTo(CAMPAIGN_SLICE).withoutNesting();
+
+    private final LockManager locks;
+    private final String role;
+    private final String lockName;
+    private final Consumer<Object> events;
+
+    // Guarded by this.
+    private boolean joined;
+    private Term current;
+    private long holdOffUntil;
+    private Thread campaign;
+
+    /** The role must have been checked by the caller as a lock name. */
+    public Election(LockManager locks, String role, Consumer<Object> events) {
+        this.locks = locks;
+        this.role = role;
+        this.lockName = role + "#leader";
+        this.events = events;
+    }
+
+    private static final class Term {
+        final LockHandle handle;
+        final long number;
+        final AtomicBoolean ended = new AtomicBoolean();
+        volatile Reason reason;
+        volatile LockLostException loss;
+
+        Term(LockHandle handle, long number) {
+            this.handle = handle;
+            this.number = number;
+        }
+    }
+
+    @Override
+    public String role() {
+        return role;
+    }
+
+    @Override
+    public synchronized LeaderElection join() {
+        if (!joined) {
+            joined = true;
+            campaign = new Thread(this::campaign, "mysql-lock-election-" + role);
+            campaign.setDaemon(true);
+            campaign.start();
+        }
+        return this;
+    }
+
+    @Override
+    public boolean isLeader() {
+        Term term = currentTerm();
+        return term != null && term.handle.isValid();
+    }
+
+    @Override
+    public OptionalLong term() {
+        Term term = currentTerm();
+        return term != null && term.handle.isValid() ? OptionalLong.of(term.number) : OptionalLong.empty();
+    }
+
+    private synchronized Term currentTerm() {
+        return current;
+    }
+
+    @Override
+    public void stepDown() {
+        stepDown(DEFAULT_HAND_OVER);
+    }
+
+    @Override
+    public void stepDown(Duration handOver) {
+        if (handOver == null || handOver.isNegative()) {
+            throw new IllegalArgumentException("The hand-over of a step-down must be zero or positive, not " + handOver);
+        }
+        Term term;
+        synchronized (this) {
+            term = current;
+            if (term == null) {
+                return;
+            }
+            holdOffUntil = System.nanoTime() + Math.min(handOver.toNanos(), TimeUnit.DAYS.toNanos(365));
+        }
+        end(term, Reason.STEPPED_DOWN, null);
+    }
+
+    @Override
+    public void close() {
+        Term term;
+        Thread running;
+        synchronized (this) {
+            if (!joined) {
+                return;
+            }
+            joined = false;
+            term = current;
+            running = campaign;
+            campaign = null;
+            notifyAll();
+        }
+        if (term != null) {
+            end(term, Reason.LEFT, null);
+        }
+        if (running != Thread.currentThread()) {
+            try {
+                // A slice of the campaign may still be waiting for the lock: once it ends, nothing is held.
+                running.join(CAMPAIGN_SLICE.toMillis() + FAILURE_PAUSE_MILLIS + 1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void campaign() {
+        while (holdOffOver()) {
+            try {
+                locks.tryAcquire(lockName, CAMPAIGN).ifPresent(this::lead);
+            } catch (RuntimeException e) {
+                LOG.warnf("Election of '%s': could not campaign (%s); trying again in %d ms", role, e.getMessage(),
+                        FAILURE_PAUSE_MILLIS);
+                pause(FAILURE_PAUSE_MILLIS);
+            }
+        }
+    }
+
+    /** Waits out a step-down's hand-over; whether the campaign goes on (false once left). */
+    private synchronized boolean holdOffOver() {
+        try {
+            long left;
+            while (joined && (left = holdOffUntil - System.nanoTime()) > 0) {
+                TimeUnit.NANOSECONDS.timedWait(this, left);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        return joined;
+    }
+
+    private synchronized void pause(long millis) {
+        try {
+            if (joined) {
+                wait(millis);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** One term: from the grant until it ends. */
+    private void lead(LockHandle handle) {
+        long number;
+        try {
+            number = handle.fencingToken();
+        } catch (RuntimeException e) {
+            handle.release();
+            throw e;
+        }
+        Term term = new Term(handle, number);
+        synchronized (this) {
+            if (!joined) {
+                handle.release();
+                return;
+            }
+            current = term;
+        }
+        fire(new LeadershipGranted(role, number));
+        handle.onLost(loss -> end(term, Reason.LOST, loss));
+        if (!awaitEnd(term)) {
+            synchronized (this) {
+                joined = false; // interrupted: this thread campaigns no more
+            }
+            end(term, Reason.LEFT, null);
+        }
+        fire(new LeadershipRevoked(role, number, term.reason, term.loss));
+    }
+
+    /** Whether the term ended; false if this thread was interrupted first. */
+    private synchronized boolean awaitEnd(Term term) {
+        try {
+            while (current == term) {
+                wait();
+            }
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /** Ends a term once: no longer current, its lock given back; the campaign thread then announces it. */
+    private void end(Term term, Reason reason, LockLostException loss) {
+        if (!term.ended.compareAndSet(false, true)) {
+            return;
+        }
+        term.reason = reason;
+        term.loss = loss;
+        synchronized (this) {
+            if (current == term) {
+                current = null;
+            }
+            notifyAll();
+        }
+        try {
+            term.handle.release();
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "Election of '%s': the lock of term %d could not be given back", role, term.number);
+        }
+        if (reason == Reason.LOST) {
+            LOG.warnf("This instance no longer leads '%s' (term %d): %s", role, term.number, loss.getMessage());
+        }
+    }
+
+    private void fire(Object event) {
+        try {
+            events.accept(event);
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "An observer of %s failed; the election is not affected", event);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "LeaderElection[" + role + "]";
+    }
+}

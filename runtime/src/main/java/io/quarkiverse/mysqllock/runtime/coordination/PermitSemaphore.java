@@ -1,0 +1,104 @@
+package io.quarkiverse.mysqllock.runtime.coordination;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.IntStream;
+
+import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockOptions;
+
+/**
+ * A semaphore as {@code permits} locks of the public API, one per permit, none of them nested onto by the thread that
+ * holds it: a round of single attempts from a random permit (so that callers spread over the permits), then a wait on
+ * one permit, which is the engine's own wait (a server-side {@code GET_LOCK} wait on NAMED), for a growing pause.
+ */
+public final class PermitSemaphore implements DistributedSemaphore {
+
+    static final long FIRST_PAUSE_NANOS = Duration.ofMillis(20).toNanos();
+    static final long MAX_PAUSE_NANOS = Duration.ofMillis(500).toNanos();
+    private static final LockOptions ONE_ATTEMPT = LockOptions.waitingUpTo(Duration.ZERO).withoutNesting();
+
+    private final LockManager locks;
+    private final String name;
+    private final List<String> permitNames;
+
+    /** The name must have been checked by the caller; the count is checked here. */
+    public PermitSemaphore(LockManager locks, String name, int permits) {
+        if (permits < 1 || permits > MAX_PERMITS) {
+            throw new IllegalArgumentException("Semaphore '" + name + "' needs between 1 and " + MAX_PERMITS
+                    + " permits, not " + permits);
+        }
+        this.locks = locks;
+        this.name = name;
+        this.permitNames = IntStream.range(0, permits).mapToObj(i -> name + "#permit-" + i).toList();
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public int permits() {
+        return permitNames.size();
+    }
+
+    /** The lock of each permit. */
+    List<String> permitNames() {
+        return permitNames;
+    }
+
+    @Override
+    public LockHandle acquire(Duration wait) {
+        long start = System.nanoTime();
+        return tryAcquire(wait).orElseThrow(() -> busy(name, start, "all " + permits() + " permits of semaphore '" + name
+                + "' are held"));
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(Duration wait) {
+        long deadline = Waits.deadline("semaphore " + name, wait);
+        int permits = permitNames.size();
+        int first = ThreadLocalRandom.current().nextInt(permits);
+        long pause = FIRST_PAUSE_NANOS;
+        for (int round = 0;; round++) {
+            for (int i = 0; i < permits; i++) {
+                Optional<LockHandle> permit = locks.tryAcquire(permitNames.get((first + i) % permits), ONE_ATTEMPT);
+                if (permit.isPresent()) {
+                    return permit;
+                }
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return Optional.empty();
+            }
+            Optional<LockHandle> watched = locks.tryAcquire(permitNames.get((first + round) % permits),
+                    LockOptions.waitingUpTo(Duration.ofNanos(Math.min(left, pause))).withoutNesting());
+            if (watched.isPresent()) {
+                return watched;
+            }
+            pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
+        }
+    }
+
+    @Override
+    public int availablePermits() {
+        return (int) permitNames.stream().filter(permit -> !locks.isLocked(permit)).count();
+    }
+
+    static LockNotAcquiredException busy(String name, long start, String why) {
+        Duration waited = Duration.ofNanos(System.nanoTime() - start);
+        return new LockNotAcquiredException(name, waited, LockNotAcquiredException.Reason.BUSY, null,
+                "Could not acquire '" + name + "' within " + waited.toMillis() + " ms: " + why, null);
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedSemaphore[" + name + ", " + permits() + " permits]";
+    }
+}
