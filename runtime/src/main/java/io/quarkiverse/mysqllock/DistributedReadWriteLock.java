@@ -8,26 +8,27 @@ import java.util.Optional;
  * starved by a stream of readers.
  * <p>
  * Built from exclusive locks, since {@code GET_LOCK} has no shared mode: a gate {@code <name>#rw-gate} and
- * {@link #maxReaders()} read permits {@code <name>#rw-read#permit-<i>}. A reader passes the gate (holds it only while it
+ * {@link #MAX_READERS} read permits {@code <name>#rw-read#permit-<i>}. A reader passes the gate (holds it only while it
  * takes a read permit) and keeps its permit; a writer takes the gate and keeps it, then every read permit, waiting for
  * the readers inside to leave. Once a writer holds the gate no new reader enters, so readers cannot starve it. Cost: a
- * read is three lock statements and a release one; a write is {@code maxReaders + 1} locks taken and released. Every
- * instance must use the same {@code maxReaders}.
+ * read is three lock statements and a release one; a write is {@code MAX_READERS + 1} locks taken and released.
  * <p>
  * Fencing: a writer's {@link LockHandle#fencingToken()} is the gate's, strictly increasing from one writer to the next;
  * a reader's is its read permit's (increasing per permit). A thread holding the read lock that asks for the write lock
- * waits for itself and gets {@code BUSY} at the end of its wait: there is no upgrade.
+ * waits for itself and gets {@code BUSY} at the end of its wait: there is no upgrade. The names ending in
+ * {@code #rw-gate} and {@code #rw-read#permit-<i>} belong to the read-write lock: do not take them otherwise.
  */
 public interface DistributedReadWriteLock {
 
-    /** The read permits when none is given. */
-    int DEFAULT_MAX_READERS = 16;
+    /**
+     * How many readers may hold it at once. One number for every instance and every version of the extension: a writer
+     * takes all the read permits, so instances counting different numbers of permits would let a writer in beside a
+     * reader.
+     */
+    int MAX_READERS = 16;
 
     /** The lock's name. */
     String name();
-
-    /** How many readers may hold it at once. */
-    int maxReaders();
 
     /**
      * The read lock, waiting up to {@code wait} for a writer to leave and for a free read permit.

@@ -78,17 +78,13 @@ public interface LockManager {
      */
     DistributedSemaphore semaphore(String name, int permits);
 
-    /** The read-write lock of this name, with {@value DistributedReadWriteLock#DEFAULT_MAX_READERS} read permits. */
-    DistributedReadWriteLock readWriteLock(String name);
-
     /**
-     * The read-write lock of this name: many readers (at most {@code maxReaders} at once) or one writer, across every
-     * instance; see {@link DistributedReadWriteLock}.
+     * The read-write lock of this name: many readers (at most {@value DistributedReadWriteLock#MAX_READERS} at once) or
+     * one writer, across every instance; see {@link DistributedReadWriteLock}.
      *
-     * @throws IllegalArgumentException if the name is invalid or {@code maxReaders} is not between 1 and
-     *         {@value DistributedSemaphore#MAX_PERMITS}
+     * @throws IllegalArgumentException if the name is invalid
      */
-    DistributedReadWriteLock readWriteLock(String name, int maxReaders);
+    DistributedReadWriteLock readWriteLock(String name);
 
     /**
      * The election of a leader for {@code role}; this instance takes part once it {@linkplain LeaderElection#join()

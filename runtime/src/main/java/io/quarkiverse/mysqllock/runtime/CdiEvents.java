@@ -74,7 +74,7 @@ final class CdiEvents<T> implements Consumer<T> {
         if (sync) {
             try {
                 event.fire(value);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 failed(value, e);
             }
         }

@@ -61,6 +61,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -127,16 +128,14 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
-        return readWriteLock(name, DistributedReadWriteLock.DEFAULT_MAX_READERS);
-    }
-
-    @Override
-    public DistributedReadWriteLock readWriteLock(String name, int maxReaders) {
-        return new GatedReadWriteLock(this, LockNames.requireValid(name), maxReaders);
+        return new GatedReadWriteLock(this, LockNames.requireValid(name));
     }
 
     @Override
     public LeaderElection election(String role) {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is closed: no election can be joined");
+        }
         return elections.computeIfAbsent(LockNames.requireValid(role),
                 checked -> new Election(this, checked, CdiEvents.electionEvents()));
     }
@@ -395,6 +394,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public void close() {
+        closed = true;
         elections.values().forEach(Election::close);
         lateReleases.releaseAll();
         engine.close();

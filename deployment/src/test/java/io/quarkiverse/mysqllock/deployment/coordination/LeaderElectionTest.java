@@ -52,6 +52,9 @@ class LeaderElectionTest {
 
         void granted(@Observes LeadershipGranted granted) {
             EVENTS.add(granted);
+            if (granted.role().equals("lead:throws")) {
+                throw new AssertionError("an observer that fails with an Error");
+            }
         }
 
         void revoked(@Observes LeadershipRevoked revoked) {
@@ -172,6 +175,53 @@ class LeaderElectionTest {
         assertThat(now.term().orElseThrow()).isGreaterThan(term);
         leader.close();
         standby.close();
+    }
+
+    /** Leaving and joining again, at once: one campaign at a time, terms in order, nothing left held. */
+    @Test
+    void leavingAndJoiningAgainKeepsOneCampaign() {
+        try (StandaloneLocks a = instance("rejoin-a", Mode.NAMED)) {
+            String role = "lead:rejoin";
+            LeaderElection election = a.locks.election(role).join();
+            LockApp.await("a to lead", Duration.ofSeconds(10), election::isLeader);
+            long first = election.term().orElseThrow();
+            election.close();
+            election.join();
+            LockApp.await("a to lead again", Duration.ofSeconds(10), election::isLeader);
+            long second = election.term().orElseThrow();
+            assertThat(second).isGreaterThan(first);
+            election.close();
+            assertThat(Journal.of(role)).containsExactly(new LeadershipGranted(role, first),
+                    new LeadershipRevoked(role, first, Reason.LEFT, null), new LeadershipGranted(role, second),
+                    new LeadershipRevoked(role, second, Reason.LEFT, null));
+            assertThat(Thread.getAllStackTraces().keySet()).extracting(Thread::getName)
+                    .doesNotContain("mysql-lock-election-" + role);
+            assertThat(a.locks.held()).isEmpty();
+        }
+    }
+
+    /** An observer failing with an Error changes nothing: the term goes on, and ends when the election is left. */
+    @Test
+    void anObserverThatThrowsAnErrorChangesNothing() {
+        try (StandaloneLocks a = instance("throws-a", Mode.LEASE)) {
+            String role = "lead:throws";
+            LeaderElection election = a.locks.election(role).join();
+            LockApp.await("a to lead", Duration.ofSeconds(10), election::isLeader);
+            long term = election.term().orElseThrow();
+            assertThat(election.isLeader()).isTrue();
+            election.close();
+            assertThat(Journal.of(role)).containsExactly(new LeadershipGranted(role, term),
+                    new LeadershipRevoked(role, term, Reason.LEFT, null));
+            assertThat(a.locks.held()).isEmpty();
+        }
+    }
+
+    @Test
+    void aClosedManagerRefusesElections() {
+        StandaloneLocks a = instance("closed-a", Mode.NAMED);
+        a.close();
+        assertThatThrownBy(() -> a.locks.election("lead:closed")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("closed");
     }
 
     @Test

@@ -147,34 +147,63 @@ public final class Election implements LeaderElection {
     }
 
     private void campaign() {
-        while (holdOffOver()) {
-            try {
-                locks.tryAcquire(lockName, CAMPAIGN).ifPresent(this::lead);
-            } catch (RuntimeException e) {
-                LOG.warnf("Election of '%s': could not campaign (%s); trying again in %d ms", role, e.getMessage(),
-                        FAILURE_PAUSE_MILLIS);
-                pause(FAILURE_PAUSE_MILLIS);
+        try {
+            while (holdOffOver()) {
+                try {
+                    locks.tryAcquire(lockName, CAMPAIGN).ifPresent(this::lead);
+                } catch (IllegalStateException e) {
+                    LOG.warnf("Election of '%s' ends: %s", role, e.getMessage()); // the manager is closed
+                    stopCampaign();
+                } catch (RuntimeException e) {
+                    LOG.warnf("Election of '%s': could not campaign (%s); trying again in %d ms", role, e.getMessage(),
+                            FAILURE_PAUSE_MILLIS);
+                    pause(FAILURE_PAUSE_MILLIS);
+                }
+            }
+        } finally {
+            Term term = stopCampaign();
+            if (term != null) { // only if this thread ended abnormally: a term is never left behind
+                end(term, Reason.LEFT, null);
             }
         }
+    }
+
+    /**
+     * This thread campaigns no more (an interrupt, a closed manager, its end): if it is still the campaign, the
+     * election is left, and the current term, if any, returned for ending.
+     */
+    private synchronized Term stopCampaign() {
+        if (campaign != Thread.currentThread()) {
+            return null;
+        }
+        joined = false;
+        campaign = null;
+        notifyAll();
+        return current;
+    }
+
+    /** Whether this thread is the campaign of a joined election (a left election's thread is not, once rejoined). */
+    private boolean campaigning() {
+        return joined && campaign == Thread.currentThread();
     }
 
     /** Waits out a step-down's hand-over; whether the campaign goes on (false once left). */
     private synchronized boolean holdOffOver() {
         try {
             long left;
-            while (joined && (left = holdOffUntil - System.nanoTime()) > 0) {
+            while (campaigning() && (left = holdOffUntil - System.nanoTime()) > 0) {
                 TimeUnit.NANOSECONDS.timedWait(this, left);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
-        return joined;
+        return campaigning() && !Thread.currentThread().isInterrupted();
     }
 
     private synchronized void pause(long millis) {
         try {
-            if (joined) {
+            if (campaigning()) {
                 wait(millis);
             }
         } catch (InterruptedException e) {
@@ -193,7 +222,7 @@ public final class Election implements LeaderElection {
         }
         Term term = new Term(handle, number);
         synchronized (this) {
-            if (!joined) {
+            if (!campaigning()) {
                 handle.release();
                 return;
             }
@@ -202,9 +231,7 @@ public final class Election implements LeaderElection {
         fire(new LeadershipGranted(role, number));
         handle.onLost(loss -> end(term, Reason.LOST, loss));
         if (!awaitEnd(term)) {
-            synchronized (this) {
-                joined = false; // interrupted: this thread campaigns no more
-            }
+            stopCampaign(); // interrupted: this thread campaigns no more
             end(term, Reason.LEFT, null);
         }
         fire(new LeadershipRevoked(role, number, term.reason, term.loss));
@@ -249,7 +276,7 @@ public final class Election implements LeaderElection {
     private void fire(Object event) {
         try {
             events.accept(event);
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             LOG.warnf(e, "An observer of %s failed; the election is not affected", event);
         }
     }

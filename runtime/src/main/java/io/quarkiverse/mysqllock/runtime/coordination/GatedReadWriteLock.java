@@ -22,11 +22,11 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     private final PermitSemaphore readers;
 
     /** The name must have been checked by the caller; the count is checked here. */
-    public GatedReadWriteLock(LockManager locks, String name, int maxReaders) {
+    public GatedReadWriteLock(LockManager locks, String name) {
         this.locks = locks;
         this.name = name;
         this.gate = name + "#rw-gate";
-        this.readers = new PermitSemaphore(locks, name + "#rw-read", maxReaders);
+        this.readers = new PermitSemaphore(locks, name + "#rw-read", MAX_READERS);
     }
 
     @Override
@@ -35,15 +35,10 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     }
 
     @Override
-    public int maxReaders() {
-        return readers.permits();
-    }
-
-    @Override
     public LockHandle acquireRead(Duration wait) {
         long start = System.nanoTime();
         return tryAcquireRead(wait).orElseThrow(() -> PermitSemaphore.busy(name, start,
-                "a writer holds or waits for it, or all " + maxReaders() + " read permits are held"));
+                "a writer holds or waits for it, or all " + MAX_READERS + " read permits are held"));
     }
 
     @Override
@@ -89,6 +84,6 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
 
     @Override
     public String toString() {
-        return "DistributedReadWriteLock[" + name + ", " + maxReaders() + " readers]";
+        return "DistributedReadWriteLock[" + name + "]";
     }
 }
