@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -34,6 +35,35 @@ public interface LockHandle extends AutoCloseable {
      */
     default List<LockHandle> parts() {
         return List.of(this);
+    }
+
+    /**
+     * Moves the end of this hold's lease to {@code atMostFor} from now, on the database server: for a lock taken with
+     * {@link LockOptions#holdingAtMost} (or {@code @Locked(atMostFor)}) by a job that learns it needs longer, or that
+     * is done sooner (the end may move either way). It is ShedLock's {@code SimpleLock.extend}: if the holder dies
+     * after extending, the lock stays taken until the new end.
+     * <p>
+     * Only a LEASE capped with {@code atMostFor} has an end to move (one statement). A NAMED lock ends when it is
+     * released or its holder's session ends, and a LEASE without a cap is renewed while held: for them this only checks
+     * that the lock is still held.
+     *
+     * @param atMostFor the new length of the lease, from now; at least {@link LockOptions#MIN_AT_MOST_FOR}
+     * @return true if the hold now ends {@code atMostFor} from now (or, without a lease end, is still held); false if
+     *         the database could not be asked in time: the lease keeps its former end (and its holder is told through
+     *         {@link #onLost} when that comes)
+     * @throws IllegalArgumentException if {@code atMostFor} is null or shorter than {@link LockOptions#MIN_AT_MOST_FOR}
+     * @throws IllegalStateException if this handle was released
+     * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended
+     */
+    default boolean extend(Duration atMostFor) {
+        if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
+            throw new IllegalArgumentException("Lock '" + name() + "' can be extended by at least "
+                    + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
+        }
+        if (!isValid()) {
+            throw new IllegalStateException("Lock '" + name() + "' is no longer held: it cannot be extended");
+        }
+        return true;
     }
 
     /** False once the lock was released or lost. */

@@ -6,12 +6,10 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
-import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.coordination.CompositeHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
@@ -22,13 +20,10 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
  * other in the order of their names on the server, so that two callers asking for overlapping sets always ask for their
  * common names in the same order and can never wait for each other in a cycle; released together, in reverse order.
  */
-final class AllLocks implements LockHandle {
-
-    private final List<ControlledHandle> parts;
-    private final AtomicBoolean released = new AtomicBoolean();
+final class AllLocks extends CompositeHandle {
 
     private AllLocks(List<ControlledHandle> parts) {
-        this.parts = parts;
+        super(parts);
     }
 
     /** The distinct locks of these names, in the global order: their names on the server. */
@@ -67,15 +62,13 @@ final class AllLocks implements LockHandle {
     }
 
     private static void releaseAll(List<ControlledHandle> taken) {
-        for (int i = taken.size() - 1; i >= 0; i--) {
-            taken.get(i).release();
-        }
+        releaseInReverse(taken);
     }
 
     /** The names, in the order they were taken: {@code [a, b, c]}. */
     @Override
     public String name() {
-        return parts.stream().map(LockHandle::name).toList().toString();
+        return holds().stream().map(LockHandle::name).toList().toString();
     }
 
     /**
@@ -85,47 +78,12 @@ final class AllLocks implements LockHandle {
      */
     @Override
     public long fencingToken() {
-        throw new UnsupportedOperationException("The handle of acquireAll holds " + parts.size() + " locks, each with a"
+        throw new UnsupportedOperationException("The handle of acquireAll holds " + holds().size() + " locks, each with a"
                 + " fencing token of its own: ask each of parts() for its token");
     }
 
     @Override
     public List<LockHandle> parts() {
-        return List.copyOf(parts);
-    }
-
-    /** Whether every lock is still held. */
-    @Override
-    public boolean isValid() {
-        return !released.get() && parts.stream().allMatch(LockHandle::isValid);
-    }
-
-    /** The listener is called once, for the first of the locks that is lost. */
-    @Override
-    public LockHandle onLost(Consumer<LockLostException> listener) {
-        if (listener == null) {
-            throw new IllegalArgumentException("onLost listener must not be null");
-        }
-        AtomicBoolean told = new AtomicBoolean();
-        for (ControlledHandle part : parts) {
-            part.onLost(lost -> {
-                if (told.compareAndSet(false, true)) {
-                    listener.accept(lost);
-                }
-            });
-        }
-        return this;
-    }
-
-    @Override
-    public void release() {
-        if (released.compareAndSet(false, true)) {
-            releaseAll(parts);
-        }
-    }
-
-    @Override
-    public void close() {
-        release();
+        return List.copyOf(holds());
     }
 }

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.quarkiverse.mysqllock.LockLostException;
@@ -33,6 +34,15 @@ final class HeldAtLeast extends ForwardingHandle {
                     + " valid (the lock is kept for its atLeastFor, for nobody)");
         }
         return handle.fencingToken();
+    }
+
+    @Override
+    public boolean extend(Duration atMostFor) {
+        if (released.get()) {
+            throw new IllegalStateException("Lock '" + handle.name() + "' was released: it cannot be extended (the lock"
+                    + " is kept for its atLeastFor, for nobody)");
+        }
+        return handle.extend(atMostFor);
     }
 
     @Override

@@ -8,6 +8,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
@@ -40,8 +41,9 @@ import net.javacrumbs.shedlock.core.SimpleLock;
  * LEASE engine the lease itself lasts that long unrenewed (at least {@link LockOptions#MIN_AT_MOST_FOR}), so a crashed
  * holder's lock ends then too. A crashed holder's NAMED lock ends at once, with its server session.</li>
  * <li>{@code lockAtLeastFor} keeps the lock after {@code unlock()} until that long after it was taken (or extended).</li>
- * <li>{@link SimpleLock#extend}: on the NAMED engine, a new {@code lockAtMostFor} from now; on the LEASE engine the
- * lease's end cannot be moved yet, and {@code extend} answers empty (ShedLock then throws
+ * <li>{@link SimpleLock#extend}: a new {@code lockAtMostFor} from now; on the LEASE engine the lease's end moves on the
+ * server too ({@link LockHandle#extend}), so a holder that dies after extending keeps the lock until then. A lock
+ * already lost, or a database that cannot be reached, answers empty (ShedLock then throws
  * {@code LockCanNotBeExtendedException}).</li>
  * </ul>
  * Beyond ShedLock's JDBC provider: the lock table's time is the server's (no application clock), the NAMED engine
@@ -74,10 +76,14 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
         Duration atMostFor = configuration.getLockAtMostFor();
         LockOptions options = LockOptions.waitingUpTo(Duration.ZERO).withoutNesting();
         if (locks.mode() == LockMode.LEASE) {
-            Duration lease = atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : atMostFor;
-            options = options.holdingAtMost(lease);
+            options = options.holdingAtMost(leaseLength(atMostFor));
         }
         return locks.tryAcquire(configuration.getName(), options).map(handle -> held(handle, configuration));
+    }
+
+    /** A lease lasts {@code lockAtMostFor}, and at least as long as a lease can be. */
+    private static Duration leaseLength(Duration atMostFor) {
+        return atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : atMostFor;
     }
 
     /** The lock, with its end scheduled; released at once if it cannot be (the provider is closed). */
@@ -134,7 +140,7 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
 
         @Override
         protected Optional<SimpleLock> doExtend(LockConfiguration extended) {
-            if (locks.mode() == LockMode.LEASE || !handle.isValid() || !end.cancel(false)) {
+            if (!handle.isValid() || !extendLease(extended.getLockAtMostFor()) || !end.cancel(false)) {
                 return Optional.empty();
             }
             try {
@@ -142,6 +148,15 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             } catch (RejectedExecutionException closed) {
                 handle.release(); // this lock is no longer valid for ShedLock either: nobody could end it
                 return Optional.empty();
+            }
+        }
+
+        /** Moves a LEASE's end on the server (a NAMED lock has none: nothing to do); false if it could not be. */
+        private boolean extendLease(Duration atMostFor) {
+            try {
+                return handle.extend(leaseLength(atMostFor));
+            } catch (LockLostException | IllegalStateException gone) {
+                return false;
             }
         }
     }

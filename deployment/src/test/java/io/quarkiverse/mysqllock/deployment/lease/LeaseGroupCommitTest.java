@@ -153,7 +153,7 @@ class LeaseGroupCommitTest {
                     + " ('r:expired', 'someone#2', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, 9)");
             ConnectionSource connections = new ConnectionSource(instance.dataSource, "group-commit-rows",
                     Duration.ofSeconds(1), Duration.ofSeconds(10), ServerVersion.Flavor.AUTO, null);
-            LeaseStatements statements = new LeaseStatements(connections, table, TimeUnit.SECONDS.toNanos(5));
+            LeaseStatements statements = new LeaseStatements(connections, table);
             try (Connection pooled = instance.dataSource.getConnection()) {
                 Connection raw = ConnectionSource.raw(pooled);
                 ServerVersion server = connections.server(raw);

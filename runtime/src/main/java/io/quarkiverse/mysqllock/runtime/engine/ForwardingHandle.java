@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
+import java.time.Duration;
 import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
@@ -25,6 +26,11 @@ public abstract class ForwardingHandle implements ControlledHandle {
     @Override
     public long fencingToken() {
         return handle.fencingToken();
+    }
+
+    @Override
+    public boolean extend(Duration atMostFor) {
+        return handle.extend(atMostFor);
     }
 
     @Override

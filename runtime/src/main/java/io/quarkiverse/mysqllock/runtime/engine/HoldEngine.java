@@ -12,6 +12,17 @@ public interface HoldEngine<L extends HeldLock> {
      */
     void abandon(L lock, String message);
 
+    /**
+     * Moves the end of the lock's lease to {@code atMostForNanos} from now, if it has a lease end ({@code atMostFor});
+     * a lock without one (a named lock, a renewed lease) lasts until it is released and needs nothing.
+     *
+     * @return false if the database could not be asked: the lock keeps its former end
+     * @throws io.quarkiverse.mysqllock.LockLostException if the lock is found lost
+     */
+    default boolean extend(L lock, long atMostForNanos) {
+        return true;
+    }
+
     /** The lock's fencing token. */
     long fencingToken(L lock);
 

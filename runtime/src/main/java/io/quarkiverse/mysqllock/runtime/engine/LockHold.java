@@ -1,11 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockOptions;
 
 /**
  * One hold of a lock: each acquisition, nested or not, gets its own handle to release once. A hold taken by a thread
@@ -37,16 +39,30 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public long fencingToken() {
+        held("its fencing token is no longer valid", "no fencing token can be issued");
+        return engine.fencingToken(lock);
+    }
+
+    @Override
+    public boolean extend(Duration atMostFor) {
+        if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
+            throw new IllegalArgumentException("Lock '" + lock.name + "' can be extended by at least "
+                    + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
+        }
+        held("it cannot be extended", "it cannot be extended");
+        return engine.extend(lock, atMostFor.toNanos());
+    }
+
+    /** Throws unless this hold is neither released nor known lost. */
+    private void held(String ifReleased, String ifLost) {
         usedBy(Thread.currentThread());
         if (released.get()) {
-            throw new IllegalStateException("Lock '" + lock.name + "' was released: its fencing token is no longer valid");
+            throw new IllegalStateException("Lock '" + lock.name + "' was released: " + ifReleased);
         }
         LockLostException lost = lock.lost;
         if (lost != null) {
-            throw new LockLostException(lock.name, lost.reason(),
-                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lost);
+            throw new LockLostException(lock.name, lost.reason(), "Lock '" + lock.name + "' is lost: " + ifLost, lost);
         }
-        return engine.fencingToken(lock);
     }
 
     @Override

@@ -16,6 +16,8 @@ final class Lease extends HeldLock implements OwnedLease {
     final LocalGate gate;
     /** False for a capped lease ({@code atMostFor}): the watchdog lets it expire. */
     final boolean renewable;
+    /** Extensions of a capped lease ({@code LockHandle.extend}) run one at a time, on this monitor. */
+    final Object extending = new Object();
     /** The in-JVM gate is given back exactly once: at release, or as soon as the lease is lost. */
     final AtomicBoolean gateOpened = new AtomicBoolean();
 

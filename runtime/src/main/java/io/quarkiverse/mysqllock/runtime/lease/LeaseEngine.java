@@ -83,7 +83,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             }
         });
         this.connections = connections;
-        this.statements = new LeaseStatements(connections, table, ttlNanos);
+        this.statements = new LeaseStatements(connections, table);
         this.administration = new LeaseAdministration(connections, table);
         this.batches = new LeaseBatches(connections, statements);
         this.takes = new TakeLoop(connections, statements, batches, membership, identity, ttlNanos);
@@ -239,6 +239,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         } finally {
             leases.openGate(lease);
         }
+    }
+
+    @Override
+    public boolean extend(Lease lease, long atMostForNanos) {
+        return lease.renewable || watchdog.extend(lease, atMostForNanos);
     }
 
     @Override

@@ -17,6 +17,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
+import io.quarkus.runtime.BlockingOperationControl;
 
 /**
  * The renewal watchdog: renews every lease this instance holds, and its membership of its fleet, in a few statements
@@ -86,16 +87,43 @@ final class RenewalWatchdog {
             }
         }
         for (int from = 0; from < leases.size(); from += RENEW_CHUNK) {
-            renew(leases.subList(from, Math.min(leases.size(), from + RENEW_CHUNK)));
+            renew(leases.subList(from, Math.min(leases.size(), from + RENEW_CHUNK)), ttlNanos);
         }
         clock.checkIfDue();
+    }
+
+    /**
+     * Moves the end of a capped lease to {@code lengthNanos} from now ({@code LockHandle.extend}): a renewal of that
+     * length, on the caller's thread. Extensions of one lease run one at a time, so that its confirmed end is always
+     * that of the statement the server ran last.
+     *
+     * @return true if extended, false if the database could not be asked (the lease keeps its former end)
+     * @throws LockLostException if the lease is lost, found before or by the statement
+     */
+    boolean extend(Lease lease, long lengthNanos) {
+        if (!BlockingOperationControl.isBlockingAllowed()) {
+            throw new IllegalStateException("Extending lease '" + lease.name + "' runs a statement and was called on an"
+                    + " event-loop thread. Call it on a worker thread");
+        }
+        synchronized (lease.extending) {
+            if (lease.lost == null && held.overdue(lease, System.nanoTime())) {
+                held.expire(lease);
+            }
+            boolean extended = lease.lost == null && renew(List.of(lease), lengthNanos);
+            LockLostException lost = lease.lost;
+            if (lost != null) {
+                throw new LockLostException(lease.name, lost.reason(), "Lease '" + lease.name + "' was not extended: "
+                        + lost.getMessage(), lost);
+            }
+            return extended;
+        }
     }
 
     /**
      * Renews leases, on a connection of its own, replacing it once if it died or reached a read-only server (a
      * failover moves the pool to the new primary, where the leases are).
      */
-    private void renew(List<Lease> leases) {
+    private boolean renew(List<Lease> leases, long lengthNanos) {
         for (int attempt = 1; attempt <= 2; attempt++) {
             ConnectionSource.Borrowed borrowed = null;
             try {
@@ -103,9 +131,9 @@ final class RenewalWatchdog {
                 Connection raw = borrowed.raw();
                 // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
                 SessionSettings.bound(raw, TimeUnit.NANOSECONDS.toMillis(ttlNanos));
-                renewWithoutRowWaits(raw, connections.server(raw), leases);
+                boolean asked = renewWithoutRowWaits(raw, connections.server(raw), leases, lengthNanos);
                 connections.giveBack(borrowed);
-                return;
+                return asked;
             } catch (SQLException e) {
                 if (borrowed != null) {
                     connections.discard(borrowed.pooled());
@@ -125,8 +153,9 @@ final class RenewalWatchdog {
                 }
                 LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
             }
-            return;
+            return false;
         }
+        return false;
     }
 
     /**
@@ -134,48 +163,48 @@ final class RenewalWatchdog {
      * leased name, a locking read of the fence) fails the statement at once, and then each half is renewed on its own:
      * the held row costs its own lease only, never the others of the batch.
      */
-    private void renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases) throws SQLException {
-        SessionSettings.withoutRowWaits(raw, server, prefix -> {
-            renewSplitting(raw, prefix, leases);
-            return null;
-        });
+    private boolean renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases, long lengthNanos)
+            throws SQLException {
+        return SessionSettings.withoutRowWaits(raw, server, prefix -> renewSplitting(raw, prefix, leases, lengthNanos));
     }
 
-    private void renewSplitting(Connection raw, String prefix, List<Lease> leases) throws SQLException {
+    /** False if a lease was not asked about: its row was locked by a transaction. */
+    private boolean renewSplitting(Connection raw, String prefix, List<Lease> leases, long lengthNanos)
+            throws SQLException {
         long sentAt = System.nanoTime();
         int renewed;
         try {
-            renewed = statements.renew(raw, prefix, leases);
+            renewed = statements.renew(raw, prefix, leases, lengthNanos);
         } catch (SQLException e) {
             if (!SqlErrors.isLockWaitTimeout(e)) {
                 throw e;
             }
             if (leases.size() == 1) {
                 LOG.debugf("Lease '%s' is locked by a transaction and was not renewed", leases.get(0).name);
-                return;
+                return false;
             }
             int half = leases.size() / 2;
-            renewSplitting(raw, prefix, leases.subList(0, half));
-            renewSplitting(raw, prefix, leases.subList(half, leases.size()));
-            return;
+            boolean first = renewSplitting(raw, prefix, leases.subList(0, half), lengthNanos);
+            return renewSplitting(raw, prefix, leases.subList(half, leases.size()), lengthNanos) && first;
         }
         metrics.renewed(renewed);
         if (renewed == leases.size()) {
             for (Lease lease : leases) {
-                lease.confirmedUntilNanos = sentAt + ttlNanos;
+                lease.confirmedUntilNanos = sentAt + lengthNanos;
             }
         } else {
-            sortOut(raw, leases, sentAt);
+            sortOut(raw, leases, sentAt + lengthNanos);
         }
+        return true;
     }
 
     /** Some leases were not renewed: find out which, and why. */
-    private void sortOut(Connection raw, List<Lease> leases, long sentAt) throws SQLException {
+    private void sortOut(Connection raw, List<Lease> leases, long confirmedUntil) throws SQLException {
         LeaseStatements.Rows rows = statements.rows(raw, leases);
         for (Lease lease : leases) {
             String owner = rows.owners().get(lease.serverName);
             if (lease.ownerToken.equals(owner) && Boolean.TRUE.equals(rows.valid().get(lease.serverName))) {
-                lease.confirmedUntilNanos = sentAt + ttlNanos;
+                lease.confirmedUntilNanos = confirmedUntil;
             } else if (owner != null && !lease.ownerToken.equals(owner)) {
                 held.lose(lease, LockLostException.Reason.NOT_HELD,
                         "Lease '" + lease.name + "' was lost: it expired and " + owner + " took it over", null);

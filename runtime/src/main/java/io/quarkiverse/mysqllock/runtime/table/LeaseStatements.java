@@ -32,15 +32,13 @@ public final class LeaseStatements {
 
     private final ConnectionSource connections;
     private final LockTable table;
-    private final long ttlMicros;
     private final String take;
     private final String giveUp;
     private final String current;
 
-    public LeaseStatements(ConnectionSource connections, LockTable table, long ttlNanos) {
+    public LeaseStatements(ConnectionSource connections, LockTable table) {
         this.connections = connections;
         this.table = table;
-        this.ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
         String t = table.name();
         this.take = takeStatement(t);
         this.giveUp = giveUpStatement(t);
@@ -312,12 +310,18 @@ public final class LeaseStatements {
 
     // --- renewal ---
 
-    /** Extends the unexpired leases among these by a ttl, in one statement: how many rows it renewed. */
-    public int renew(Connection raw, String prefix, List<? extends OwnedLease> leases) throws SQLException {
-        return retryingDeadlocks(() -> renewStatement(raw, prefix, leases));
+    /**
+     * Makes the unexpired leases among these end {@code lengthNanos} from now, in one statement: how many rows it
+     * renewed.
+     */
+    public int renew(Connection raw, String prefix, List<? extends OwnedLease> leases, long lengthNanos)
+            throws SQLException {
+        long micros = TimeUnit.NANOSECONDS.toMicros(lengthNanos);
+        return retryingDeadlocks(() -> renewStatement(raw, prefix, leases, micros));
     }
 
-    private int renewStatement(Connection raw, String prefix, List<? extends OwnedLease> leases) throws SQLException {
+    private int renewStatement(Connection raw, String prefix, List<? extends OwnedLease> leases, long micros)
+            throws SQLException {
         StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
                 .append(" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE expires_at > UTC_TIMESTAMP(6)");
         // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
@@ -325,7 +329,7 @@ public final class LeaseStatements {
         appendIn(sql.append(" AND owner IN ("), leases.size());
         try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
             int index = 1;
-            statement.setLong(index++, ttlMicros);
+            statement.setLong(index++, micros);
             for (OwnedLease lease : leases) {
                 statement.setString(index++, lease.serverName());
             }
