@@ -13,7 +13,10 @@ public record LeadershipRevoked(String role, long term, Reason reason, LockLostE
 
     /** Why a term ended. */
     public enum Reason {
-        /** The role's lock was lost (session ended, lease taken over or expired, database unreachable). */
+        /**
+         * The role's lock was lost (session ended, lease taken over or expired, database unreachable): also when the
+         * loss is found by the release of a step-down or of leaving, since the term had ended before.
+         */
         LOST,
         /** {@link LeaderElection#stepDown()}. */
         STEPPED_DOWN,

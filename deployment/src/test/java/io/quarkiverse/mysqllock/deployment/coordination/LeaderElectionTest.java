@@ -5,11 +5,14 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
@@ -49,9 +52,13 @@ class LeaderElectionTest {
     public static class Journal {
 
         static final List<Object> EVENTS = new CopyOnWriteArrayList<>();
+        /** What the observer does when it is told of a grant, by role. */
+        static final Map<String, Consumer<LeadershipGranted>> ON_GRANT = new ConcurrentHashMap<>();
 
         void granted(@Observes LeadershipGranted granted) {
             EVENTS.add(granted);
+            ON_GRANT.getOrDefault(granted.role(), g -> {
+            }).accept(granted);
             if (granted.role().equals("lead:throws")) {
                 throw new AssertionError("an observer that fails with an Error");
             }
@@ -221,6 +228,33 @@ class LeaderElectionTest {
             assertThat(Journal.of(role)).containsExactly(new LeadershipGranted(role, term),
                     new LeadershipRevoked(role, term, Reason.LEFT, null));
             assertThat(a.locks.held()).isEmpty();
+        }
+    }
+
+    /**
+     * A term whose lock was lost before it ended is revoked as LOST, even when the step-down's own release is what
+     * finds the loss (here: the lease was force-released by another instance while the grant's observer ran).
+     */
+    @Test
+    void aLossFoundByTheStepDownIsRevokedAsALoss() {
+        String role = "lead:lost-at-step-down";
+        try (StandaloneLocks a = instance("lost-step-a", Mode.LEASE); StandaloneLocks b = instance("lost-step-b", Mode.LEASE)) {
+            LeaderElection onA = a.locks.election(role);
+            Journal.ON_GRANT.put(role, granted -> {
+                assertThat(b.locks.forceRelease(role + "#leader")).isTrue();
+                onA.stepDown(Duration.ofMinutes(1));
+            });
+            onA.join();
+            LockApp.await("the term's end announced", Duration.ofSeconds(10), () -> Journal.of(role).size() == 2);
+            List<Object> events = Journal.of(role);
+            long term = ((LeadershipGranted) events.get(0)).term();
+            LeadershipRevoked revoked = (LeadershipRevoked) events.get(1);
+            assertThat(revoked.term()).isEqualTo(term);
+            assertThat(revoked.reason()).isEqualTo(Reason.LOST);
+            assertThat(revoked.loss().reason()).isEqualTo(LockLostException.Reason.NOT_HELD);
+            onA.close();
+        } finally {
+            Journal.ON_GRANT.remove(role);
         }
     }
 

@@ -5,6 +5,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import org.jboss.logging.Logger;
 
@@ -38,6 +39,8 @@ public final class Election implements LeaderElection {
     private final String role;
     private final String lockName;
     private final Consumer<Object> events;
+    /** Releases a hold, answering the loss found before or by the release, if any. */
+    private final Function<LockHandle, LockLostException> release;
 
     // Guarded by this.
     private boolean joined;
@@ -45,9 +48,14 @@ public final class Election implements LeaderElection {
     private long holdOffUntil;
     private Thread campaign;
 
-    /** The role must have been checked by the caller as a lock name. */
-    public Election(LockManager locks, String role, Consumer<Object> events) {
+    /**
+     * The role must have been checked by the caller as a lock name. {@code release} releases a hold and answers its
+     * loss, if it was lost before or by the release: the reason of a term that ends.
+     */
+    public Election(LockManager locks, String role, Consumer<Object> events,
+            Function<LockHandle, LockLostException> release) {
         this.locks = locks;
+        this.release = release;
         this.role = role;
         this.lockName = role + "#leader";
         this.events = events;
@@ -228,8 +236,9 @@ public final class Election implements LeaderElection {
             }
             current = term;
         }
-        fire(new LeadershipGranted(role, number));
+        // before the grant is announced: a loss while observers run ends the term at once
         handle.onLost(loss -> end(term, Reason.LOST, loss));
+        fire(new LeadershipGranted(role, number));
         if (!awaitEnd(term)) {
             stopCampaign(); // interrupted: this thread campaigns no more
             end(term, Reason.LEFT, null);
@@ -250,26 +259,30 @@ public final class Election implements LeaderElection {
         }
     }
 
-    /** Ends a term once: no longer current, its lock given back; the campaign thread then announces it. */
+    /**
+     * Ends a term once: its lock given back, then no longer current; the campaign thread then announces it. A term whose
+     * lock was lost, found before or by this release, ended by its loss whatever ended it here.
+     */
     private void end(Term term, Reason reason, LockLostException loss) {
         if (!term.ended.compareAndSet(false, true)) {
             return;
         }
-        term.reason = reason;
-        term.loss = loss;
+        LockLostException found = null;
+        try {
+            found = release.apply(term.handle);
+        } catch (RuntimeException e) {
+            LOG.warnf(e, "Election of '%s': the lock of term %d could not be given back", role, term.number);
+        }
+        term.loss = loss != null ? loss : found;
+        term.reason = term.loss != null ? Reason.LOST : reason;
         synchronized (this) {
             if (current == term) {
                 current = null;
             }
             notifyAll();
         }
-        try {
-            term.handle.release();
-        } catch (RuntimeException e) {
-            LOG.warnf(e, "Election of '%s': the lock of term %d could not be given back", role, term.number);
-        }
-        if (reason == Reason.LOST) {
-            LOG.warnf("This instance no longer leads '%s' (term %d): %s", role, term.number, loss.getMessage());
+        if (term.reason == Reason.LOST) {
+            LOG.warnf("This instance no longer leads '%s' (term %d): %s", role, term.number, term.loss.getMessage());
         }
     }
 
