@@ -25,6 +25,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -176,6 +177,23 @@ class DriverErrorTest {
     private static StandaloneLocks instance(String id, int sharedConnections) {
         return StandaloneLocks.Settings.of(id).mode(Mode.NAMED).sharedConnections(sharedConnections)
                 .driver(FaultyDriver.class).start();
+    }
+
+    /**
+     * A term that cannot begin (its fencing token, the term's number, could not be read: here a driver failure, in the
+     * fault suite a database restart) costs that term only: the election campaigns on and leads. It used to take the
+     * failure for a closed manager and leave the election for good.
+     */
+    @Test
+    void anElectionCampaignsOnWhenATermCouldNotBegin() {
+        try (StandaloneLocks instance = instance("driver-fails-term", 1)) {
+            FaultyDriver.arm("SELECT IS_USED_LOCK", true);
+            LeaderElection election = instance.locks.election("driver:term").join();
+            LockApp.await("a term after the failed one", Duration.ofSeconds(15), election::isLeader);
+            assertThat(FaultyDriver.FAILURES.get()).isEqualTo(1);
+            election.close();
+            assertThat(instance.locks.held()).isEmpty();
+        }
     }
 
     @Test

@@ -159,10 +159,10 @@ public final class Election implements LeaderElection {
             while (holdOffOver()) {
                 try {
                     locks.tryAcquire(lockName, CAMPAIGN).ifPresent(this::lead);
-                } catch (IllegalStateException e) {
-                    LOG.warnf("Election of '%s' ends: %s", role, e.getMessage()); // the manager is closed
-                    stopCampaign();
                 } catch (RuntimeException e) {
+                    // A failure of this attempt (database down, pool exhausted, a term whose number could not be
+                    // read) costs this attempt only. A closed manager left its elections first: campaigning() is then
+                    // false and the loop ends.
                     LOG.warnf("Election of '%s': could not campaign (%s); trying again in %d ms", role, e.getMessage(),
                             FAILURE_PAUSE_MILLIS);
                     pause(FAILURE_PAUSE_MILLIS);
