@@ -1,14 +1,6 @@
 package io.quarkiverse.mysqllock.it;
 
-import java.io.FileOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -23,6 +15,7 @@ import java.util.function.Consumer;
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 import jakarta.inject.Singleton;
+import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
@@ -31,7 +24,6 @@ import jakarta.ws.rs.core.MediaType;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
-import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
@@ -51,11 +43,8 @@ import io.vertx.core.Vertx;
  * Only the first route registers a listener: the others learn of a loss from the exception their API throws, so a loss
  * they hide is a silent loss to the checker.
  * <p>
- * Every critical section is journaled to a local file, one {@code write} per event, because the database is one of
- * the things under attack and a SIGKILL must not lose what was already recorded: {@code S} (acquired, with the fencing
- * token and the times the acquisition returned and was requested), {@code L} (told of a loss), {@code E} (the write's outcome as this holder saw it, before release, and when
- * it last found its handle valid),
- * {@code R} (released). Times are wall-clock microseconds, comparable across the processes of one host.
+ * Every critical section is journaled ({@link FaultJournal}). With {@code fault-worker.workload=leader} the instance
+ * runs the {@link LeaderWorker} instead: its sections are leadership terms.
  */
 @Singleton
 @Path("/fault-worker")
@@ -65,8 +54,6 @@ public class FaultWorker {
 
     @Inject
     LockManager locks;
-    @Inject
-    AgroalDataSource dataSource;
     @Inject
     FaultSections sections;
     @Inject
@@ -84,8 +71,15 @@ public class FaultWorker {
     Duration wait;
     @ConfigProperty(name = "fault-worker.max-hold", defaultValue = "20ms")
     Duration maxHold;
-    @ConfigProperty(name = "fault-worker.journal", defaultValue = "fault-journal.tsv")
-    String journalPath;
+    @Inject
+    FaultJournal journal;
+    @Inject
+    LeaderWorker leaders;
+    @Inject
+    FencedResource resource;
+    /** {@code locks}: threads taking the hot names' locks; {@code leader}: elections of the hot names' roles. */
+    @ConfigProperty(name = "fault-worker.workload", defaultValue = "locks")
+    String workload;
     /** Run every section along the plain {@code acquire} route only. */
     @ConfigProperty(name = "fault-worker.plain-only", defaultValue = "false")
     boolean plainOnly;
@@ -104,17 +98,16 @@ public class FaultWorker {
 
     private final List<Thread> running = new ArrayList<>();
     private volatile boolean stopping;
-    private final Object journalLock = new Object();
-    private FileOutputStream journal;
 
     void start(@Observes StartupEvent event) {
         if (!enabled) {
             return;
         }
-        try {
-            journal = new FileOutputStream(journalPath, true);
-        } catch (IOException e) {
-            throw new UncheckedIOException("Cannot open the journal " + journalPath, e);
+        journal.open();
+        if (workload.equals("leader")) {
+            leaders.start(id, names);
+            LOG.infof("Fault worker %s ready: elections of %s (%s engine)", id, names, locks.mode());
+            return;
         }
         for (int t = 1; t <= threads; t++) {
             String thread = id + "-t" + t;
@@ -158,6 +151,14 @@ public class FaultWorker {
                 "pinned connections", pinnedConnections);
     }
 
+    /** The roles this instance leads now: the controller pauses or kills a leader. */
+    @GET
+    @Path("/leads")
+    @Produces(MediaType.APPLICATION_JSON)
+    public List<String> leads() {
+        return leaders.leading();
+    }
+
     /** The stacks of the extension's own threads, to the log: what keeps a connection pinned. */
     private static void logLockThreads() {
         StringBuilder dump = new StringBuilder("Connections stay pinned; the extension's threads:");
@@ -174,7 +175,7 @@ public class FaultWorker {
 
     private synchronized boolean stopLoops() {
         stopping = true;
-        boolean joined = true;
+        boolean joined = leaders.stop();
         for (Thread thread : running) {
             try {
                 thread.join(30_000);
@@ -206,7 +207,7 @@ public class FaultWorker {
                     case RUN_ONCE -> underApi(section, name, body -> locks.runOnce(name, body));
                 }
             } catch (LockLostException e) {
-                journal("L", section, now(), e.reason());
+                journal("L", section, FaultJournal.now(), e.reason());
             } catch (LockNotAcquiredException e) {
                 if (e.reason() != LockNotAcquiredException.Reason.BUSY) {
                     pauseAfterError();
@@ -220,13 +221,13 @@ public class FaultWorker {
 
     /** {@code acquire}, an {@code onLost} listener, release. */
     private void acquire(String section, String name) {
-        long requestedAt = now();
+        long requestedAt = FaultJournal.now();
         try (LockHandle handle = locks.acquire(name, wait)) {
-            long acquiredAt = now();
-            handle.onLost(lost -> journal("L", section, now(), lost.reason()));
+            long acquiredAt = FaultJournal.now();
+            handle.onLost(lost -> journal("L", section, FaultJournal.now(), lost.reason()));
             criticalSection(handle, section, name, requestedAt, acquiredAt);
             handle.close();
-            journal("R", section, now());
+            journal("R", section, FaultJournal.now());
         }
     }
 
@@ -236,11 +237,11 @@ public class FaultWorker {
      * do not): the section learns of a loss from the exception the API throws, nothing else.
      */
     private void underApi(String section, String name, Consumer<Runnable> api) {
-        long requestedAt = now();
+        long requestedAt = FaultJournal.now();
         try {
             api.accept(() -> underHeldLock(section, name, requestedAt));
         } finally {
-            journal("R", section, now());
+            journal("R", section, FaultJournal.now());
         }
     }
 
@@ -249,7 +250,7 @@ public class FaultWorker {
      * handle for the fencing token and validity, and registers no listener.
      */
     private void underHeldLock(String section, String name, long requestedAt) {
-        long acquiredAt = now();
+        long acquiredAt = FaultJournal.now();
         try (LockHandle nested = locks.acquire(name, Duration.ZERO)) {
             criticalSection(nested, section, name, requestedAt, acquiredAt);
         }
@@ -265,7 +266,7 @@ public class FaultWorker {
         Duration timeout = Duration.ofMillis(random.nextLong(1, 300));
         long busy = random.nextInt(3) == 0 ? random.nextLong(1, 20) : 0;
         CompletableFuture<LockHandle> delivered = new CompletableFuture<>();
-        long requestedAt = now();
+        long requestedAt = FaultJournal.now();
         vertx.getOrCreateContext().runOnContext(ignored -> {
             locks.acquireAsync(name, wait).ifNoItem().after(timeout).on(timer).fail().subscribe()
                     .with(delivered::complete, delivered::completeExceptionally);
@@ -285,12 +286,12 @@ public class FaultWorker {
         } catch (InterruptedException | java.util.concurrent.TimeoutException e) {
             throw new IllegalStateException(section + ": no answer from acquireAsync", e);
         }
-        long acquiredAt = now();
+        long acquiredAt = FaultJournal.now();
         try (handle) {
-            handle.onLost(lost -> journal("L", section, now(), lost.reason()));
+            handle.onLost(lost -> journal("L", section, FaultJournal.now(), lost.reason()));
             criticalSection(handle, section, name, requestedAt, acquiredAt);
         } finally {
-            journal("R", section, now());
+            journal("R", section, FaultJournal.now());
         }
     }
 
@@ -300,7 +301,7 @@ public class FaultWorker {
             fence = handle.fencingToken();
         } catch (LockLostException e) {
             journal("S", section, name, 0, acquiredAt, requestedAt);
-            journal("E", section, "lost-before-write", now(), now());
+            journal("E", section, "lost-before-write", FaultJournal.now(), FaultJournal.now());
             return;
         }
         journal("S", section, name, fence, acquiredAt, requestedAt);
@@ -313,46 +314,11 @@ public class FaultWorker {
             }
         }
         // taken before the check: if the check says valid, the holder believed it held the lock at least until then
-        long checkedAt = now();
+        long checkedAt = FaultJournal.now();
         boolean valid = handle.isValid();
-        String outcome = valid ? write(section, name, fence) : "skipped";
-        long writeDone = now();
-        journal("E", section, outcome, writeDone, now(), valid ? checkedAt : 0);
-    }
-
-    /**
-     * The fenced write: accepted only if no later holder's token reached the resource first. A run-once name's resource
-     * row is created by its first write.
-     */
-    private String write(String section, String name, long fence) {
-        try (Connection connection = dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try (PreparedStatement seed = connection.prepareStatement("INSERT IGNORE INTO resource (name) VALUES (?)")) {
-                seed.setString(1, name);
-                seed.executeUpdate();
-            }
-            try (PreparedStatement update = connection.prepareStatement(
-                    "UPDATE resource SET value = value + 1, last_fence = ? WHERE name = ? AND last_fence < ?")) {
-                update.setLong(1, fence);
-                update.setString(2, name);
-                update.setLong(3, fence);
-                if (update.executeUpdate() == 0) {
-                    connection.rollback();
-                    return "rejected";
-                }
-            }
-            try (PreparedStatement record = connection.prepareStatement(
-                    "INSERT INTO resource_write (name, fence, section, written_at) VALUES (?, ?, ?, SYSDATE(6))")) {
-                record.setString(1, name);
-                record.setLong(2, fence);
-                record.setString(3, section);
-                record.executeUpdate();
-            }
-            connection.commit();
-            return "accepted";
-        } catch (SQLException e) {
-            return "failed";
-        }
+        String outcome = valid ? resource.write(section, name, fence) : "skipped";
+        long writeDone = FaultJournal.now();
+        journal("E", section, outcome, writeDone, FaultJournal.now(), valid ? checkedAt : 0);
     }
 
     private void pauseAfterError() {
@@ -363,25 +329,7 @@ public class FaultWorker {
         }
     }
 
-    /** Wall-clock microseconds: the journals' time, comparable across the processes of one host. */
-    static long now() {
-        Instant now = Instant.now();
-        return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
-    }
-
-    /** One event, one write: what reached the kernel survives a SIGKILL of this process. */
     private void journal(Object... fields) {
-        StringBuilder line = new StringBuilder();
-        for (Object field : fields) {
-            line.append(line.length() == 0 ? "" : "\t").append(field);
-        }
-        byte[] bytes = line.append('\n').toString().getBytes(StandardCharsets.UTF_8);
-        synchronized (journalLock) {
-            try {
-                journal.write(bytes);
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-        }
+        journal.write(fields);
     }
 }

@@ -82,7 +82,13 @@ public final class FaultSuite {
         /** The same with node 3's clock 600 ms ahead, and max-clock-skew 800 ms: within the bound. */
         GALERA_SKEW_WITHIN(LockMode.LEASE, null, "LEASE, Galera, a node 600 ms ahead (bound 800 ms)"),
         /** Node 3's clock 3 s ahead, beyond the default max-clock-skew (200 ms): shows what breaks, and its detection. */
-        GALERA_SKEW_BEYOND(LockMode.LEASE, null, "LEASE, Galera, a node 3 s ahead (bound 200 ms)");
+        GALERA_SKEW_BEYOND(LockMode.LEASE, null, "LEASE, Galera, a node 3 s ahead (bound 200 ms)"),
+        /**
+         * Leader election on one server ({@link LeaderWorker}): every worker joins the election of each hot name's role,
+         * each term is a section fenced by its number, and the faults that hit one worker hit a leader.
+         */
+        LEADER_NAMED(LockMode.NAMED, null, "leader election, NAMED"),
+        LEADER_LEASE(LockMode.LEASE, null, "leader election, LEASE");
 
         final LockMode engine;
         /** Null on a single server. */
@@ -93,6 +99,10 @@ public final class FaultSuite {
             this.engine = engine;
             this.replication = replication;
             this.label = label;
+        }
+
+        boolean leader() {
+            return this == LEADER_NAMED || this == LEADER_LEASE;
         }
 
         boolean galera() {
@@ -132,6 +142,10 @@ public final class FaultSuite {
         }
 
         List<Kind> kinds() {
+            if (leader()) {
+                // what ends a leader's term against its will: its death, its pause, its session, its network, the database
+                return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.NETWORK_STALL, Kind.DB_RESTART);
+            }
             if (this == GALERA) {
                 return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
             }
@@ -149,7 +163,7 @@ public final class FaultSuite {
             return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
                             + " faults.scenarios: use named, lease, failover-semisync, failover-async, galera,"
-                            + " galera-skew-within or galera-skew-beyond"));
+                            + " galera-skew-within, galera-skew-beyond, leader-named or leader-lease"));
         }
     }
 
@@ -217,6 +231,8 @@ public final class FaultSuite {
 
     private final Options options;
     private final Scenario scenario;
+    /** The hot names: the options', or in a leader scenario their roles' locks ({@code <name>#leader}). */
+    private final List<String> names;
     private final LockMode engine;
     private final Random random;
     private final Path directory;
@@ -271,7 +287,8 @@ public final class FaultSuite {
             properties.put("fault-worker.enabled", "true");
             properties.put("fault-worker.id", worker);
             properties.put("fault-worker.threads", String.valueOf(options.threads()));
-            properties.put("fault-worker.names", String.join(",", options.names()));
+            properties.put("fault-worker.workload", scenario.leader() ? "leader" : "locks");
+            properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
             process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
                     line -> line.contains("ERROR") || line.contains("ready"));
@@ -285,6 +302,8 @@ public final class FaultSuite {
     private FaultSuite(Options options, Scenario scenario) {
         this.options = options;
         this.scenario = scenario;
+        this.names = scenario.leader() ? options.names().stream().map(name -> name + LeaderWorker.SUFFIX).toList()
+                : options.names();
         this.engine = scenario.engine;
         this.random = new Random(options.seed() + scenario.ordinal());
         this.directory = options.out().resolve(scenario.name().toLowerCase(Locale.ROOT).replace('_', '-'));
@@ -312,7 +331,7 @@ public final class FaultSuite {
         clearJournals();
         PrintStream log = options.log();
         log.printf("%n=== Fault suite, %s: %d workers x %d threads on %s for %d s (seed %d) ===%n", scenario.label,
-                options.workers(), options.threads(), options.names(), options.duration().toSeconds(), options.seed());
+                options.workers(), options.threads(), names, options.duration().toSeconds(), options.seed());
         if (scenario.galera()) {
             cluster = GaleraCluster.start(3, Duration.ZERO, Duration.ZERO, scenario.nodeAhead());
             db = cluster.node(1).database();
@@ -331,7 +350,7 @@ public final class FaultSuite {
             }
             slots.forEach(Slot::start);
             slots.forEach(Slot::awaitReady);
-            long started = FaultWorker.now();
+            long started = FaultJournal.now();
             long deadline = System.nanoTime() + options.duration().toNanos();
             List<Kind> rotation = new ArrayList<>();
             while (System.nanoTime() < deadline) {
@@ -349,7 +368,7 @@ public final class FaultSuite {
                 }
                 Thread.sleep(300 + random.nextInt(700));
             }
-            long ended = FaultWorker.now();
+            long ended = FaultJournal.now();
             Map<String, Object> endState = endState();
             history.refresh();
             history.died(deaths);
@@ -360,11 +379,12 @@ public final class FaultSuite {
             Files.write(directory.resolve("accepted-writes.txt"), history.writes().stream()
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
-            FaultChecker checker = new FaultChecker(engine, history, faults, options.names(),
+            FaultChecker checker = new FaultChecker(engine, history, faults, names,
                     recoveryBound().toNanos() / 1000, ttl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
-            figures.put("workers x threads", options.workers() + " x " + options.threads());
+            figures.put("workers x threads", options.workers() + " x "
+                    + (scenario.leader() ? names.size() + " elections" : options.threads()));
             figures.putAll(checker.figures);
             figures.put("end state", endState);
             List<String> violations = new ArrayList<>(checker.violations);
@@ -424,7 +444,7 @@ public final class FaultSuite {
                 + " last_fence BIGINT NOT NULL DEFAULT 0)");
         db.execute("CREATE TABLE resource_write (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
                 + " fence BIGINT NOT NULL, section VARCHAR(100) NOT NULL, written_at DATETIME(6) NOT NULL)");
-        for (String name : options.names()) {
+        for (String name : names) {
             db.execute("INSERT INTO resource (name) VALUES ('" + name + "')");
         }
     }
@@ -441,9 +461,9 @@ public final class FaultSuite {
     }
 
     private Fault inject(Kind kind) throws Exception {
-        Slot slot = slots.get(random.nextInt(slots.size()));
+        Slot slot = scenario.leader() ? aLeader() : slots.get(random.nextInt(slots.size()));
         long length = (ttl().compareTo(options.keepalive()) > 0 ? ttl() : options.keepalive()).plusSeconds(1).toMillis();
-        long start = FaultWorker.now();
+        long start = FaultJournal.now();
         switch (kind) {
             case KILL_SESSION -> {
                 return killSession(start);
@@ -452,7 +472,7 @@ public final class FaultSuite {
                 String worker = slot.worker;
                 long pid = slot.process.pid();
                 slot.process.kill();
-                long killed = FaultWorker.now();
+                long killed = FaultJournal.now();
                 deaths.put(worker, killed);
                 slot.start();
                 slot.awaitReady();
@@ -465,7 +485,7 @@ public final class FaultSuite {
                 db.restart();
                 // the embedded server starts without privilege checks: turn them on again
                 db = db.withPrivilegeChecks();
-                return new Fault(kind, null, null, start, FaultWorker.now(), "same port and data");
+                return new Fault(kind, null, null, start, FaultJournal.now(), "same port and data");
             }
             case BLACK_HOLE -> {
                 return blackHole(start, length);
@@ -480,7 +500,7 @@ public final class FaultSuite {
                 } finally {
                     db.execute("SET GLOBAL read_only = 0");
                 }
-                return new Fault(kind, null, null, start, FaultWorker.now(), "SET GLOBAL read_only = 1 for " + length
+                return new Fault(kind, null, null, start, FaultJournal.now(), "SET GLOBAL read_only = 1 for " + length
                         + " ms");
             }
             case NETWORK_STALL -> {
@@ -496,18 +516,18 @@ public final class FaultSuite {
                 // down a while (the others go on without it), then back: it rejoins by a state transfer
                 GaleraCluster.Node node = slot.node;
                 node.kill();
-                long killed = FaultWorker.now();
+                long killed = FaultJournal.now();
                 Thread.sleep(length);
-                long restarting = FaultWorker.now();
+                long restarting = FaultJournal.now();
                 node.restart();
-                return new Fault(kind, workersOn(node), null, start, FaultWorker.now(), "node " + node.number()
+                return new Fault(kind, workersOn(node), null, start, FaultJournal.now(), "node " + node.number()
                         + " killed, down " + (restarting - killed) / 1000 + " ms, restarted and synced in "
-                        + (FaultWorker.now() - restarting) / 1000 + " ms");
+                        + (FaultJournal.now() - restarting) / 1000 + " ms");
             }
             case NODE_PARTITION -> {
                 GaleraCluster.Node node = slot.node;
                 node.isolate();
-                long isolated = FaultWorker.now();
+                long isolated = FaultJournal.now();
                 try {
                     Thread.sleep(length);
                     if (Boolean.getBoolean("faults.galera.dump")) {
@@ -520,7 +540,7 @@ public final class FaultSuite {
                 } finally {
                     node.heal();
                 }
-                return new Fault(kind, workersOn(node), null, start, FaultWorker.now(), "node " + node.number()
+                return new Fault(kind, workersOn(node), null, start, FaultJournal.now(), "node " + node.number()
                         + " non-primary after " + (isolated - start) / 1000 + " ms, for " + length + " ms, then healed");
             }
             default -> throw new IllegalArgumentException(kind.toString());
@@ -608,14 +628,14 @@ public final class FaultSuite {
     /** A fault that hits one worker for a while: begin, wait, end. */
     private static Fault lasting(Kind kind, Slot slot, long millis, Runnable begin, Runnable end)
             throws InterruptedException {
-        long start = FaultWorker.now();
+        long start = FaultJournal.now();
         begin.run();
         try {
             Thread.sleep(millis);
         } finally {
             end.run();
         }
-        return new Fault(kind, slot.worker, null, start, FaultWorker.now(), slot.worker);
+        return new Fault(kind, slot.worker, null, start, FaultJournal.now(), slot.worker);
     }
 
     /**
@@ -627,14 +647,14 @@ public final class FaultSuite {
     private Fault failOver(long start) throws InterruptedException {
         servers.stallLink();
         Thread.sleep(FAILOVER_STALL.toMillis());
-        long crashed = FaultWorker.now();
+        long crashed = FaultJournal.now();
         db = servers.failOver();
         for (Slot slot : slots) {
             slot.proxy.retarget(db.port());
         }
-        long promoted = FaultWorker.now();
+        long promoted = FaultJournal.now();
         servers.attachReplica();
-        long attached = FaultWorker.now();
+        long attached = FaultJournal.now();
         // The fault ends when the promoted server takes commits: at once (asynchronous), or once its own replica has
         // attached (semi-synchronous: a commit waits for a replica to have it).
         long healed = servers.durability() == Durability.SEMISYNC ? attached : promoted;
@@ -664,20 +684,43 @@ public final class FaultSuite {
                 }
             }
         }
-        return new Fault(Kind.BLACK_HOLE, where, null, start, FaultWorker.now(),
+        return new Fault(Kind.BLACK_HOLE, where, null, start, FaultJournal.now(),
                 where == null ? "no connection found" : "session " + session + " of " + where);
+    }
+
+    /** A worker that leads a role now, asked of each in a random order; a random one if none answers that it leads. */
+    private Slot aLeader() {
+        List<Slot> order = new ArrayList<>(slots);
+        java.util.Collections.shuffle(order, random);
+        for (Slot slot : order) {
+            try {
+                int port = Workers.httpPort(slot.process);
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                        + "/fault-worker/leads")).timeout(Duration.ofSeconds(2)).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                if (response.statusCode() == 200 && !new ObjectMapper().readValue(response.body(), List.class).isEmpty()) {
+                    return slot;
+                }
+            } catch (IOException e) {
+                // not answering: not the one to pick
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
+        }
+        return order.get(0);
     }
 
     /** A transaction holds a hot name's lock-table row longer than a lease lasts, as a locking read of a fence would. */
     private Fault rowLock(long start, long millis) throws SQLException, InterruptedException {
-        String name = options.names().get(random.nextInt(options.names().size()));
+        String name = names.get(random.nextInt(names.size()));
         try (Connection connection = db.connect(); Statement statement = connection.createStatement()) {
             connection.setAutoCommit(false);
             statement.executeQuery("SELECT fence FROM mysql_lock WHERE name = '" + name + "' FOR UPDATE").close();
-            long locked = FaultWorker.now();
+            long locked = FaultJournal.now();
             Thread.sleep(millis);
             connection.commit();
-            return new Fault(Kind.ROW_LOCK, null, name, locked, FaultWorker.now(), "row of " + name);
+            return new Fault(Kind.ROW_LOCK, null, name, locked, FaultJournal.now(), "row of " + name);
         }
     }
 
@@ -687,7 +730,7 @@ public final class FaultSuite {
             if (engine == engineOfHolders) {
                 for (int attempt = 0; attempt < 50; attempt++) {
                     Long holder = single(connection, "SELECT IS_USED_LOCK(?)",
-                            options.names().get(random.nextInt(options.names().size())));
+                            names.get(random.nextInt(names.size())));
                     if (holder != null) {
                         return holder;
                     }
@@ -726,8 +769,8 @@ public final class FaultSuite {
         try (Connection connection = connectForChecks()) {
             if (engine == LockMode.NAMED) {
                 for (int attempt = 0; attempt < 50; attempt++) {
-                    String name = options.names().get(random.nextInt(options.names().size()));
-                    long lookedUp = FaultWorker.now();
+                    String name = names.get(random.nextInt(names.size()));
+                    long lookedUp = FaultJournal.now();
                     Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
                     if (holder != null) {
                         try (PreparedStatement kill = connection.prepareStatement("KILL " + holder)) {
@@ -735,7 +778,7 @@ public final class FaultSuite {
                         } catch (SQLException e) {
                             continue; // it ended on its own in between
                         }
-                        return new Fault(Kind.KILL_SESSION, null, name, lookedUp, FaultWorker.now(),
+                        return new Fault(Kind.KILL_SESSION, null, name, lookedUp, FaultJournal.now(),
                                 "holder of " + name + ", session " + holder);
                     }
                     Thread.sleep(10);
@@ -751,7 +794,7 @@ public final class FaultSuite {
                 }
             }
             long victim = sessions.get(random.nextInt(sessions.size()));
-            long at = FaultWorker.now();
+            long at = FaultJournal.now();
             try (PreparedStatement kill = connection.prepareStatement("KILL " + victim)) {
                 kill.execute();
             } catch (SQLException e) {
@@ -778,7 +821,7 @@ public final class FaultSuite {
     private long awaitRecovery(Fault fault) throws InterruptedException {
         long give = recoveryBound().plusSeconds(5).toNanos();
         long end = System.nanoTime() + give;
-        FaultChecker probe = new FaultChecker(engine, history, List.of(), options.names(), 0, 0);
+        FaultChecker probe = new FaultChecker(engine, history, List.of(), names, 0, 0);
         while (System.nanoTime() < end) {
             history.refresh();
             long recovery = probe.recoveryMicros(fault);
@@ -811,7 +854,7 @@ public final class FaultSuite {
         state.put("locks still held by live workers", held);
         try (Connection connection = connectForChecks()) {
             long namedHeld = 0;
-            for (String name : options.names()) {
+            for (String name : names) {
                 if (single(connection, "SELECT IS_USED_LOCK(?)", name) != null) {
                     namedHeld++;
                 }
@@ -825,7 +868,7 @@ public final class FaultSuite {
                     lastDeath = Math.max(lastDeath, faults.get(faults.size() - 1).healedAt()
                             + scenario.maxClockSkew().toNanos() / 1000);
                 }
-                long wait = lastDeath + ttl().toNanos() / 1000 + 200_000 - FaultWorker.now();
+                long wait = lastDeath + ttl().toNanos() / 1000 + 200_000 - FaultJournal.now();
                 if (wait > 0) {
                     TimeUnit.MICROSECONDS.sleep(wait);
                 }
@@ -880,7 +923,7 @@ public final class FaultSuite {
     private void dumpThreads(int faultNumber) {
         StringBuilder server = new StringBuilder();
         try (Connection connection = connectForChecks()) {
-            for (String name : options.names()) {
+            for (String name : names) {
                 Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
                 server.append(name).append(" held by session ").append(holder).append('\n');
             }

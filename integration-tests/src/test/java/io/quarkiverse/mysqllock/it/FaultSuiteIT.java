@@ -38,6 +38,30 @@ class FaultSuiteIT {
     }
 
     /**
+     * Leader election on both engines, three workers joining the elections of three roles: the leader SIGKILLed,
+     * SIGSTOPped, its session killed, its network stalled, the database restarted. Never two leaders of overlapping terms
+     * by their own check on LEASE, no fenced work of a replaced leader accepted after its successor's, every lost term
+     * told, and a new leader within the bound after each fault.
+     */
+    @Test
+    void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.leader.seconds", 45)),
+                List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), 3, 1, defaults.names(), defaults.ttl(),
+                defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
+
+        List<Result> results = FaultSuite.run(options);
+
+        for (Result result : results) {
+            assertThat(result.violations()).as("%s violations", result.scenario().label).isEmpty();
+            assertThat((Long) result.figures().get("accepted writes")).as("%s terms that did their work",
+                    result.scenario().label).isGreaterThan(20);
+            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
+                    .hasSize(Scenario.LEADER_NAMED.kinds().size());
+        }
+    }
+
+    /**
      * The LEASE engine on a 3-node Galera cluster, each worker on a node of its own: a node killed and restarted, a
      * node partitioned from the others and healed, a worker's network cut. Skipped where Galera cannot be installed,
      * except in CI.
