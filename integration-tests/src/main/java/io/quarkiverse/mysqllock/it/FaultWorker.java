@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
@@ -24,6 +25,7 @@ import jakarta.ws.rs.core.MediaType;
 import org.eclipse.microprofile.config.inject.ConfigProperty;
 import org.jboss.logging.Logger;
 
+import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
@@ -77,7 +79,11 @@ public class FaultWorker {
     LeaderWorker leaders;
     @Inject
     FencedResource resource;
-    /** {@code locks}: threads taking the hot names' locks; {@code leader}: elections of the hot names' roles. */
+    /**
+     * {@code locks}: threads taking the hot names' locks; {@code leader}: elections of the hot names' roles;
+     * {@code semaphore}: threads taking permits of one semaphore whose permits' locks are the hot names
+     * ({@code <semaphore>#permit-<i>}).
+     */
     @ConfigProperty(name = "fault-worker.workload", defaultValue = "locks")
     String workload;
     /** Run every section along the plain {@code acquire} route only. */
@@ -90,13 +96,17 @@ public class FaultWorker {
         WITH_LOCK,
         LOCKED,
         ASYNC,
-        RUN_ONCE
+        RUN_ONCE,
+        /** A permit of the semaphore workload's semaphore, as {@code ACQUIRE} takes a lock (its only route). */
+        PERMIT
     }
 
     private final ScheduledExecutorService timer = Executors
             .newSingleThreadScheduledExecutor(runnable -> new Thread(runnable, "fault-worker-timer"));
 
     private final List<Thread> running = new ArrayList<>();
+    /** The semaphore of a {@code semaphore} workload. */
+    private DistributedSemaphore semaphore;
     private volatile boolean stopping;
 
     void start(@Observes StartupEvent event) {
@@ -104,6 +114,10 @@ public class FaultWorker {
             return;
         }
         journal.open();
+        if (workload.equals("semaphore")) {
+            String first = names.get(0);
+            semaphore = locks.semaphore(first.substring(0, first.indexOf("#permit-")), names.size());
+        }
         if (workload.equals("leader")) {
             leaders.start(id, names);
             LOG.infof("Fault worker %s ready: elections of %s (%s engine)", id, names, locks.mode());
@@ -195,11 +209,12 @@ public class FaultWorker {
             String section = thread + "-" + (++sequence);
             // half the sections acquire plainly; the others spread over the other routes
             ThreadLocalRandom random = ThreadLocalRandom.current();
-            Route route = plainOnly || random.nextBoolean() ? Route.ACQUIRE : routes[1 + random.nextInt(routes.length - 1)];
+            Route route = plainOnly || random.nextBoolean() ? Route.ACQUIRE : routes[1 + random.nextInt(routes.length - 2)];
             String name = route == Route.RUN_ONCE ? "once-" + System.currentTimeMillis() / 2000
                     : names.get(random.nextInt(names.size()));
             try {
-                switch (route) {
+                switch (semaphore != null ? Route.PERMIT : route) {
+                    case PERMIT -> acquire(section, () -> semaphore.acquire(wait));
                     case ACQUIRE -> acquire(section, name);
                     case WITH_LOCK -> underApi(section, name, body -> locks.withLock(name, wait, body));
                     case LOCKED -> underApi(section, name, body -> sections.locked(name, body::run));
@@ -221,11 +236,16 @@ public class FaultWorker {
 
     /** {@code acquire}, an {@code onLost} listener, release. */
     private void acquire(String section, String name) {
+        acquire(section, () -> locks.acquire(name, wait));
+    }
+
+    /** A lock or a permit (its own lock: the section's name is the handle's), an {@code onLost} listener, release. */
+    private void acquire(String section, Supplier<LockHandle> taking) {
         long requestedAt = FaultJournal.now();
-        try (LockHandle handle = locks.acquire(name, wait)) {
+        try (LockHandle handle = taking.get()) {
             long acquiredAt = FaultJournal.now();
             handle.onLost(lost -> journal("L", section, FaultJournal.now(), lost.reason()));
-            criticalSection(handle, section, name, requestedAt, acquiredAt);
+            criticalSection(handle, section, handle.name(), requestedAt, acquiredAt);
             handle.close();
             journal("R", section, FaultJournal.now());
         }

@@ -24,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.IntStream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -88,7 +89,14 @@ public final class FaultSuite {
          * each term is a section fenced by its number, and the faults that hit one worker hit a leader.
          */
         LEADER_NAMED(LockMode.NAMED, null, "leader election, NAMED"),
-        LEADER_LEASE(LockMode.LEASE, null, "leader election, LEASE");
+        LEADER_LEASE(LockMode.LEASE, null, "leader election, LEASE"),
+        /**
+         * A semaphore of as many permits as there are hot names, on one server: every worker thread takes a permit,
+         * each permit's lock is a hot name ({@code <semaphore>#permit-<i>}), so the checker's rules hold per permit and
+         * no more holders than permits are ever inside.
+         */
+        SEMAPHORE_NAMED(LockMode.NAMED, null, "semaphore, NAMED"),
+        SEMAPHORE_LEASE(LockMode.LEASE, null, "semaphore, LEASE");
 
         final LockMode engine;
         /** Null on a single server. */
@@ -103,6 +111,15 @@ public final class FaultSuite {
 
         boolean leader() {
             return this == LEADER_NAMED || this == LEADER_LEASE;
+        }
+
+        boolean semaphore() {
+            return this == SEMAPHORE_NAMED || this == SEMAPHORE_LEASE;
+        }
+
+        /** What the workers do: {@code FaultWorker}'s {@code fault-worker.workload}. */
+        String workload() {
+            return leader() ? "leader" : semaphore() ? "semaphore" : "locks";
         }
 
         boolean galera() {
@@ -142,7 +159,7 @@ public final class FaultSuite {
         }
 
         List<Kind> kinds() {
-            if (leader()) {
+            if (leader() || semaphore()) {
                 // what ends a leader's term against its will: its death, its pause, its session, its network, the database
                 return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.NETWORK_STALL, Kind.DB_RESTART);
             }
@@ -163,7 +180,8 @@ public final class FaultSuite {
             return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
                     .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
                             + " faults.scenarios: use named, lease, failover-semisync, failover-async, galera,"
-                            + " galera-skew-within, galera-skew-beyond, leader-named or leader-lease"));
+                            + " galera-skew-within, galera-skew-beyond, leader-named, leader-lease, semaphore-named or"
+                            + " semaphore-lease"));
         }
     }
 
@@ -231,7 +249,10 @@ public final class FaultSuite {
 
     private final Options options;
     private final Scenario scenario;
-    /** The hot names: the options', or in a leader scenario their roles' locks ({@code <name>#leader}). */
+    /**
+     * The hot names: the options', in a leader scenario their roles' locks ({@code <name>#leader}), in a semaphore
+     * scenario the permits' locks of semaphore {@code hot}, one permit per name of the options.
+     */
     private final List<String> names;
     private final LockMode engine;
     private final Random random;
@@ -287,7 +308,7 @@ public final class FaultSuite {
             properties.put("fault-worker.enabled", "true");
             properties.put("fault-worker.id", worker);
             properties.put("fault-worker.threads", String.valueOf(options.threads()));
-            properties.put("fault-worker.workload", scenario.leader() ? "leader" : "locks");
+            properties.put("fault-worker.workload", scenario.workload());
             properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
             process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
@@ -303,7 +324,8 @@ public final class FaultSuite {
         this.options = options;
         this.scenario = scenario;
         this.names = scenario.leader() ? options.names().stream().map(name -> name + LeaderWorker.SUFFIX).toList()
-                : options.names();
+                : scenario.semaphore() ? IntStream.range(0, options.names().size()).mapToObj(i -> "hot#permit-" + i).toList()
+                        : options.names();
         this.engine = scenario.engine;
         this.random = new Random(options.seed() + scenario.ordinal());
         this.directory = options.out().resolve(scenario.name().toLowerCase(Locale.ROOT).replace('_', '-'));

@@ -14,7 +14,8 @@ import io.quarkiverse.mysqllock.it.FaultSuite.Result;
 import io.quarkiverse.mysqllock.it.FaultSuite.Scenario;
 
 /**
- * A short run of the fault suite on both engines (about 80 s each with start-up): every kind of fault is injected at
+ * A short run of the fault suite on both engines (about 80 s each with start-up; the rotation of fault kinds injects
+ * each before any comes again): every kind of fault is injected at
  * least once per engine, and any violation fails the build. {@code -Dfaults.ci.seconds} makes it longer.
  */
 class FaultSuiteIT {
@@ -22,7 +23,7 @@ class FaultSuiteIT {
     @Test
     void bothEnginesSurviveEveryKindOfFault() throws Exception {
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.seconds", 90)),
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.seconds", 60)),
                 List.of(Scenario.NAMED, Scenario.LEASE), 3, 8, defaults.names(), defaults.ttl(), defaults.keepalive(),
                 Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
 
@@ -46,7 +47,7 @@ class FaultSuiteIT {
     @Test
     void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.leader.seconds", 45)),
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.leader.seconds", 40)),
                 List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), 3, 1, defaults.names(), defaults.ttl(),
                 defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
 
@@ -58,6 +59,29 @@ class FaultSuiteIT {
                     result.scenario().label).isGreaterThan(20);
             assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
                     .hasSize(Scenario.LEADER_NAMED.kinds().size());
+        }
+    }
+
+    /**
+     * A semaphore of 3 permits taken by 24 threads of 3 processes, on both engines, through the faults that take a
+     * holder's permit: each permit is a lock of its own, so the checker's rules hold per permit (never two holders of
+     * one permit, hence never more holders than permits), and every permit is taken again after each fault.
+     */
+    @Test
+    void semaphoresSurviveTheFaultsThatTakeAPermit() throws Exception {
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.semaphore.seconds", 30)),
+                List.of(Scenario.SEMAPHORE_NAMED, Scenario.SEMAPHORE_LEASE), 3, 8, defaults.names(), defaults.ttl(),
+                defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
+
+        List<Result> results = FaultSuite.run(options);
+
+        for (Result result : results) {
+            assertThat(result.violations()).as("%s violations", result.scenario().label).isEmpty();
+            assertThat((Long) result.figures().get("accepted writes")).as("%s accepted writes", result.scenario().label)
+                    .isGreaterThan(100);
+            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
+                    .hasSize(Scenario.SEMAPHORE_NAMED.kinds().size());
         }
     }
 
