@@ -68,4 +68,30 @@ public @interface Locked {
      */
     @Nonbinding
     String atMostFor() default "";
+
+    /**
+     * How the lock is shared: {@link Mode#EXCLUSIVE} (one holder), {@link Mode#READ} or {@link Mode#WRITE} (the read or
+     * write lock of {@link LockManager#readWriteLock}: many readers or one writer), {@link Mode#PERMIT} (a permit of
+     * {@link LockManager#semaphore} with {@link #permits()} permits). The shared modes need a method that returns
+     * neither {@code Uni} nor {@code CompletionStage}, and take no {@code atLeastFor}, {@code atMostFor} or
+     * scheduled-tick claim; the build says so if one is asked for.
+     */
+    @Nonbinding
+    Mode mode() default Mode.EXCLUSIVE;
+
+    /** {@link Mode#PERMIT}: how many holders at once, 1 to {@link DistributedSemaphore#MAX_PERMITS}; 0 otherwise. */
+    @Nonbinding
+    int permits() default 0;
+
+    /** How a {@code @Locked} method shares its lock. */
+    enum Mode {
+        /** One holder at a time: {@link LockManager#acquire}. */
+        EXCLUSIVE,
+        /** A reader of the name's {@link DistributedReadWriteLock}: many at once, none beside a writer. */
+        READ,
+        /** The writer of the name's {@link DistributedReadWriteLock}: alone, no reader inside. */
+        WRITE,
+        /** A permit of the name's {@link DistributedSemaphore} of {@link Locked#permits()} permits. */
+        PERMIT
+    }
 }

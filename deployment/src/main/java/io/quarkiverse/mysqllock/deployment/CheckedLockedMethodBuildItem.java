@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.deployment;
 import java.time.Duration;
 import java.util.List;
 
+import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
 import io.quarkus.builder.item.MultiBuildItem;
@@ -29,13 +30,19 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final Duration atLeastFor;
     /** Zero when not set. */
     final Duration atMostFor;
+    final Locked.Mode mode;
+    /** mode PERMIT: the semaphore's permits; 0 otherwise. */
+    final int permits;
     final ReturnKind kind;
     /** The index of the {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. */
     final int tickParameter;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
             List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, Duration wait,
-            OnBusy onBusy, Duration atLeastFor, Duration atMostFor, ReturnKind kind, int tickParameter) {
+            OnBusy onBusy, Duration atLeastFor, Duration atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
+            int tickParameter) {
+        this.mode = mode;
+        this.permits = permits;
         this.key = key;
         this.description = description;
         this.fixedName = fixedName;

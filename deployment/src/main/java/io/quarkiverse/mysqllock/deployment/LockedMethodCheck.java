@@ -12,6 +12,9 @@ import org.jboss.jandex.IndexView;
 import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.Type;
 
+import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
 import io.quarkus.runtime.configuration.DurationConverter;
@@ -60,6 +63,19 @@ final class LockedMethodCheck {
         if (!atMostForText.isEmpty() && atMostFor.toMillis() < 500) {
             errors.add(description + ": atMostFor = \"" + atMostForText + "\" must be at least 500ms");
         }
+        if (errors.size() == before) {
+            try {
+                // what a programmatic caller's LockOptions would refuse
+                LockOptions.waitingUpTo(wait).holdingAtMost(atMostFor).holdingAtLeast(atLeastFor);
+            } catch (IllegalArgumentException e) {
+                errors.add(description + ": " + e.getMessage());
+            }
+        }
+        Locked.Mode mode = Locked.Mode.valueOf(stringValue(annotation, "mode", Locked.Mode.EXCLUSIVE.name()));
+        AnnotationValue permitsValue = annotation.value("permits");
+        int permits = permitsValue == null ? 0 : permitsValue.asInt();
+        int tickParameter = tickParameter(method, onBusy);
+        checkMode(description, mode, permits, kind, atLeastFor, atMostFor, tickParameter, errors);
         if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
                     + " null: return a reference type, Optional, Uni or CompletionStage, or use onBusy = FAIL");
@@ -88,7 +104,34 @@ final class LockedMethodCheck {
         boolean templated = !placeholders.isEmpty();
         return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
-                atLeastFor, atMostFor, kind, tickParameter(method, onBusy));
+                atLeastFor, atMostFor, mode, permits, kind, tickParameter);
+    }
+
+    /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */
+    private static void checkMode(String description, Locked.Mode mode, int permits, ReturnKind kind,
+            Duration atLeastFor, Duration atMostFor, int tickParameter, List<String> errors) {
+        if (mode == Locked.Mode.PERMIT && (permits < 1 || permits > DistributedSemaphore.MAX_PERMITS)) {
+            errors.add(description + ": mode = PERMIT needs permits between 1 and " + DistributedSemaphore.MAX_PERMITS
+                    + ", not " + permits);
+        }
+        if (mode != Locked.Mode.PERMIT && permits != 0) {
+            errors.add(description + ": permits = " + permits + " is for mode = PERMIT only (mode is " + mode + ")");
+        }
+        if (mode == Locked.Mode.EXCLUSIVE) {
+            return;
+        }
+        if (kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE) {
+            errors.add(description + " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + ": mode = "
+                    + mode + " takes its lock blocking. Return a value, or use mode = EXCLUSIVE");
+        }
+        if (!atLeastFor.isZero() || !atMostFor.isZero()) {
+            errors.add(description + ": mode = " + mode + " takes no atLeastFor or atMostFor (they apply to"
+                    + " exclusive locks)");
+        }
+        if (tickParameter >= 0) {
+            errors.add(description + ": mode = " + mode + " cannot claim scheduled ticks (a ScheduledExecution"
+                    + " parameter with onBusy = SKIP): each tick is claimed under an exclusive lock");
+        }
     }
 
     /**

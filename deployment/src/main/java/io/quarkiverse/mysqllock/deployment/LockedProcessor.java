@@ -107,7 +107,8 @@ class LockedProcessor {
                 resolver = recorderContext.newInstance(method.resolverClassName);
             }
             recorder.add(table, method.key, method.fixedName, resolver, method.wait.toMillis(), method.onBusy,
-                    method.atLeastFor.toMillis(), method.atMostFor.toMillis(), method.kind, method.description,
+                    method.atLeastFor.toMillis(), method.atMostFor.toMillis(), method.mode, method.permits, method.kind,
+                    method.description,
                     method.tickParameter);
         }
         return SyntheticBeanBuildItem.configure(LockedMethods.class)

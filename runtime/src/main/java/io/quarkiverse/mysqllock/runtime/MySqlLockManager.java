@@ -137,16 +137,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
             throw new IllegalStateException("The lock manager is closed: no election can be joined");
         }
         return elections.computeIfAbsent(LockNames.requireValid(role),
-                checked -> new Election(this, checked, CdiEvents.electionEvents(), MySqlLockManager::releaseReportingLoss));
-    }
-
-    /** Releases a handle this manager granted, answering its loss found before or by the release, if any. */
-    private static LockLostException releaseReportingLoss(LockHandle handle) {
-        if (handle instanceof ControlledHandle controlled) {
-            return controlled.releaseReportingLoss();
-        }
-        handle.release();
-        return null;
+                checked -> new Election(this, checked, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss));
     }
 
     private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {

@@ -13,6 +13,7 @@ import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.StartupFailure;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.mutiny.Multi;
+import io.smallrye.mutiny.Uni;
 
 /** Every misuse of @Locked fails the build, each with a message naming the method and what to change. */
 class LockedBuildErrorsTest {
@@ -30,7 +31,14 @@ class LockedBuildErrorsTest {
             "Bad#negativeWait(): waitFor = \"-1s\" must be a duration of zero or more",
             "Bad#skipPrimitive() returns int and has onBusy = SKIP",
             "Bad#unclosed(): lock name template \"order:{id\" is invalid: '{' at position 6 is never closed",
-            "Bad#capped(): atMostFor = \"100ms\" must be at least 500ms");
+            "Bad#capped(): atMostFor = \"100ms\" must be at least 500ms",
+            "Bad#leastBeyondMost(): Lock option atLeastFor (PT2S) must not be longer than atMostFor (PT1S)",
+            "Bad#noPermits(): mode = PERMIT needs permits between 1 and 1024, not 0",
+            "Bad#tooManyPermits(): mode = PERMIT needs permits between 1 and 1024, not 2000",
+            "Bad#permitsWithoutMode(): permits = 3 is for mode = PERMIT only (mode is EXCLUSIVE)",
+            "Bad#asyncRead() returns Uni: mode = READ takes its lock blocking",
+            "Bad#keptWrite(): mode = WRITE takes no atLeastFor or atMostFor",
+            "Bad#scheduledPermit(): mode = PERMIT cannot claim scheduled ticks");
 
     @Test
     void theBuildFails() {
@@ -78,6 +86,35 @@ class LockedBuildErrorsTest {
 
         @Locked("order:{id")
         public void unclosed(String id) {
+        }
+
+        @Locked(atMostFor = "1s", atLeastFor = "2s")
+        public void leastBeyondMost() {
+        }
+
+        @Locked(mode = Locked.Mode.PERMIT)
+        public void noPermits() {
+        }
+
+        @Locked(mode = Locked.Mode.PERMIT, permits = 2000)
+        public void tooManyPermits() {
+        }
+
+        @Locked(permits = 3)
+        public void permitsWithoutMode() {
+        }
+
+        @Locked(mode = Locked.Mode.READ)
+        public Uni<String> asyncRead() {
+            return Uni.createFrom().item("x");
+        }
+
+        @Locked(mode = Locked.Mode.WRITE, atLeastFor = "1s")
+        public void keptWrite() {
+        }
+
+        @Locked(mode = Locked.Mode.PERMIT, permits = 2, onBusy = OnBusy.SKIP)
+        public void scheduledPermit(io.quarkus.scheduler.ScheduledExecution execution) {
         }
 
         @Locked(atMostFor = "100ms")

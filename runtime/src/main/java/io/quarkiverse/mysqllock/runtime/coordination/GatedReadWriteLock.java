@@ -44,13 +44,16 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     @Override
     public Optional<LockHandle> tryAcquireRead(Duration wait) {
         long deadline = Waits.deadline("the read lock of " + name, wait);
-        Optional<LockHandle> passing = locks.tryAcquire(gate, LockOptions.waitingUpTo(wait).withoutNesting());
-        if (passing.isEmpty()) {
-            return Optional.empty();
-        }
-        try (LockHandle held = passing.get()) {
-            return readers.tryAcquire(Waits.left(deadline));
-        }
+        return takeGate(wait).flatMap(passing -> {
+            try (passing) {
+                return readers.tryAcquire(Waits.left(deadline));
+            }
+        });
+    }
+
+    /** The gate, within {@code wait}: empty while a writer keeps it (or waits for the readers inside). */
+    private Optional<LockHandle> takeGate(Duration wait) {
+        return locks.tryAcquire(gate, LockOptions.waitingUpTo(wait).withoutNesting());
     }
 
     @Override
@@ -63,21 +66,21 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     @Override
     public Optional<LockHandle> tryAcquireWrite(Duration wait) {
         long deadline = Waits.deadline("the write lock of " + name, wait);
-        Optional<LockHandle> kept = locks.tryAcquire(gate, LockOptions.waitingUpTo(wait).withoutNesting());
-        if (kept.isEmpty()) {
-            return Optional.empty();
-        }
+        return takeGate(wait).flatMap(kept -> waitForReaders(kept, deadline));
+    }
+
+    /** Keeping the gate, every read permit by the deadline, or nothing (the gate given back). */
+    private Optional<LockHandle> waitForReaders(LockHandle kept, long deadline) {
         try {
-            return Optional.of(new WriteHold(name, kept.get(), locks.acquireAll(readers.permitNames(),
-                    Waits.left(deadline))));
+            return Optional.of(new WriteHold(name, kept, locks.acquireAll(readers.permitNames(), Waits.left(deadline))));
         } catch (LockNotAcquiredException e) {
-            kept.get().release();
+            kept.release();
             if (e.reason() == LockNotAcquiredException.Reason.BUSY) {
                 return Optional.empty();
             }
             throw e;
         } catch (RuntimeException | Error e) {
-            kept.get().release();
+            kept.release();
             throw e;
         }
     }

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -13,11 +14,13 @@ import jakarta.interceptor.InvocationContext;
 
 import org.jboss.logging.Logger;
 
+import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkus.runtime.BlockingOperationControl;
@@ -63,9 +66,10 @@ public class LockedInterceptor {
                     + " worker thread (@Blocking)");
         }
         long start = System.nanoTime();
-        ControlledHandle handle = method.tickParameter < 0
-                ? locks.acquire(name, method.wait, method.atMostFor, method.onBusy == OnBusy.FAIL)
-                : locks.acquireTick(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
+        LockHandle handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
+                : method.tickParameter < 0
+                        ? locks.acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
+                        : locks.acquireTick(name, method.waitFor(), method.atMostFor(), method.tick(context.getParameters()));
         if (handle == null) {
             skipped(method, name);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
@@ -152,10 +156,29 @@ public class LockedInterceptor {
         return outcome;
     }
 
+    /**
+     * A read or write lock, or a permit (mode READ, WRITE, PERMIT: blocking methods only, checked by the build); null if
+     * still busy at the end of the wait and {@code onBusy = SKIP}.
+     */
+    private LockHandle acquireShared(LockedMethod method, String name) {
+        boolean skip = method.onBusy == OnBusy.SKIP;
+        Duration wait = method.waitFor();
+        Optional<LockHandle> handle = switch (method.mode) {
+            case READ -> skip ? locks.readWriteLock(name).tryAcquireRead(wait)
+                    : Optional.of(locks.readWriteLock(name).acquireRead(wait));
+            case WRITE -> skip ? locks.readWriteLock(name).tryAcquireWrite(wait)
+                    : Optional.of(locks.readWriteLock(name).acquireWrite(wait));
+            case PERMIT -> skip ? locks.semaphore(name, method.permits).tryAcquire(wait)
+                    : Optional.of(locks.semaphore(name, method.permits).acquire(wait));
+            case EXCLUSIVE -> throw new IllegalStateException(method.description + " takes an exclusive lock");
+        };
+        return handle.orElse(null);
+    }
+
     /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
     private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
-        return method.tickParameter < 0 ? locks.acquireAsync(name, method.wait, method.atMostFor)
-                : locks.acquireTickAsync(name, method.wait, method.atMostFor, method.tick(context.getParameters()));
+        return method.tickParameter < 0 ? locks.acquireAsync(name, method.waitFor(), method.atMostFor())
+                : locks.acquireTickAsync(name, method.waitFor(), method.atMostFor(), method.tick(context.getParameters()));
     }
 
     private static boolean skips(LockedMethod method, Throwable failure) {
@@ -174,8 +197,10 @@ public class LockedInterceptor {
      * the loss of the lock while the method ran, if any (found by the release itself when it happens now). A late
      * release no longer belongs to the caller's call: the thread cannot nest onto it, and must contend for it again.
      */
-    private LockLostException release(ControlledHandle handle, LockedMethod method, long start) {
-        return locks.heldAtLeast(handle, start, method.atLeastFor).releaseReportingLoss();
+    private LockLostException release(LockHandle handle, LockedMethod method, long start) {
+        return handle instanceof ControlledHandle controlled
+                ? locks.heldAtLeast(controlled, start, method.options.atLeastFor()).releaseReportingLoss()
+                : HandleReleases.releaseReportingLoss(handle);
     }
 
     private static Throwable withLoss(Throwable failure, LockLostException lost, LockedMethod method) {

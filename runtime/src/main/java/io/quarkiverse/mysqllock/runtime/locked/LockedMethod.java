@@ -2,6 +2,9 @@ package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
 
+
+import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 
 /** Everything the interceptor needs about one {@code @Locked} method, decided at build time. */
@@ -9,11 +12,12 @@ public final class LockedMethod {
 
     private final String fixedName;
     private final LockNameResolver resolver;
-    final Duration wait;
+    /** {@code waitFor}, {@code atLeastFor} and {@code atMostFor}: what a programmatic caller asks with. */
+    final LockOptions options;
     final OnBusy onBusy;
-    final Duration atLeastFor;
-    /** LEASE engine: the lease's length, not renewed; zero for the configured ttl, renewed. */
-    final Duration atMostFor;
+    final Locked.Mode mode;
+    /** {@link Locked.Mode#PERMIT}: the semaphore's permits. */
+    final int permits;
     final ReturnKind kind;
     final String description;
     /** {@code <class>#<method>} */
@@ -24,18 +28,27 @@ public final class LockedMethod {
      */
     final int tickParameter;
 
-    public LockedMethod(String fixedName, LockNameResolver resolver, Duration wait, OnBusy onBusy, Duration atLeastFor,
-            Duration atMostFor, ReturnKind kind, String description, String key, int tickParameter) {
+    public LockedMethod(String fixedName, LockNameResolver resolver, LockOptions options, OnBusy onBusy,
+            Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter) {
         this.tickParameter = tickParameter;
-        this.atMostFor = atMostFor;
         this.key = key;
         this.fixedName = fixedName;
         this.resolver = resolver;
-        this.wait = wait;
+        this.options = options;
         this.onBusy = onBusy;
-        this.atLeastFor = atLeastFor;
+        this.mode = mode;
+        this.permits = permits;
         this.kind = kind;
         this.description = description;
+    }
+
+    Duration waitFor() {
+        return options.waitTime().orElse(Duration.ZERO);
+    }
+
+    /** LEASE engine: the lease's length, not renewed; zero for the configured ttl, renewed. */
+    Duration atMostFor() {
+        return options.atMostFor();
     }
 
     /** The scheduled fire time of this run in epoch milliseconds; only when {@code tickParameter >= 0}. */

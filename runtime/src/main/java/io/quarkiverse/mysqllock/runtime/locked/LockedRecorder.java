@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 
+import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
@@ -26,11 +28,13 @@ public class LockedRecorder {
      */
     public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
             RuntimeValue<LockNameResolver> resolver, long waitMillis, OnBusy onBusy, long atLeastForMillis,
-            long atMostForMillis, ReturnKind kind, String description, int tickParameter) {
-        table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(),
-                Duration.ofMillis(waitMillis), onBusy, Duration.ofMillis(atLeastForMillis),
-                Duration.ofMillis(atMostForMillis), kind, description, LockedMethodKey.withoutParameters(key),
-                tickParameter));
+            long atMostForMillis, Locked.Mode mode, int permits, ReturnKind kind, String description,
+            int tickParameter) {
+        // the values were checked by the build with the same LockOptions
+        LockOptions options = LockOptions.waitingUpTo(Duration.ofMillis(waitMillis))
+                .holdingAtMost(Duration.ofMillis(atMostForMillis)).holdingAtLeast(Duration.ofMillis(atLeastForMillis));
+        table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), options,
+                onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter));
     }
 
     /** The value of the {@link LockedMethods} bean. */
