@@ -1,9 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
+import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 
+import io.quarkiverse.mysqllock.LeadershipGranted;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
@@ -35,6 +39,32 @@ public class LockedRecorder {
                 .holdingAtMost(Duration.ofMillis(atMostForMillis)).holdingAtLeast(Duration.ofMillis(atLeastForMillis));
         table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), options,
                 onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter));
+    }
+
+    /**
+     * The {@link LeaderMethods} bean: each {@code @WhileLeader} method as {@code role}, {@code class#method} and its
+     * {@link LeaderMethod.Parameter}, in the same order.
+     */
+    public RuntimeValue<LeaderMethods> leaderMethods(List<String> roles, List<String> classes, List<String> methodNames,
+            List<LeaderMethod.Parameter> parameters) {
+        List<LeaderMethod> methods = new ArrayList<>();
+        ClassLoader loader = Thread.currentThread().getContextClassLoader();
+        for (int i = 0; i < roles.size(); i++) {
+            try {
+                Class<?> beanClass = Class.forName(classes.get(i), false, loader);
+                Method method = switch (parameters.get(i)) {
+                    case NONE -> beanClass.getDeclaredMethod(methodNames.get(i));
+                    case TERM -> beanClass.getDeclaredMethod(methodNames.get(i), long.class);
+                    case GRANT -> beanClass.getDeclaredMethod(methodNames.get(i), LeadershipGranted.class);
+                };
+                method.setAccessible(true);
+                methods.add(new LeaderMethod(roles.get(i), beanClass, method, parameters.get(i)));
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("@WhileLeader method " + classes.get(i) + "#" + methodNames.get(i)
+                        + " could not be found", e);
+            }
+        }
+        return new RuntimeValue<>(new LeaderMethods(methods));
     }
 
     /** The value of the {@link LockedMethods} bean. */

@@ -1,0 +1,82 @@
+package io.quarkiverse.mysqllock.deployment.coordination;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LeaderElection;
+import io.quarkiverse.mysqllock.LeadershipGranted;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.WhileLeader;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkus.test.QuarkusUnitTest;
+
+/** {@code @WhileLeader}: the method runs while this instance leads, is interrupted when the term ends, and again. */
+class WhileLeaderTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Billing.class);
+
+    @Inject
+    LockManager locks;
+
+    @ApplicationScoped
+    public static class Billing {
+
+        static final BlockingQueue<Long> STARTED = new LinkedBlockingQueue<>();
+        static final BlockingQueue<Long> STOPPED = new LinkedBlockingQueue<>();
+        static final BlockingQueue<Long> FAILED = new LinkedBlockingQueue<>();
+
+        /** The leader's work: runs until interrupted. */
+        @WhileLeader("lead:billing")
+        void bill(long term) {
+            STARTED.add(term);
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                STOPPED.add(term);
+            }
+        }
+
+        @WhileLeader("lead:failing")
+        public void fail(LeadershipGranted granted) {
+            FAILED.add(granted.term());
+            throw new IllegalStateException("the leader's work failed");
+        }
+    }
+
+    @Test
+    void theMethodRunsWhileLeadingAndStopsWithItsTerm() throws Exception {
+        LeaderElection election = locks.election("lead:billing");
+        Long first = Billing.STARTED.poll(15, TimeUnit.SECONDS);
+        assertThat(first).as("the method started when the application became leader").isNotNull();
+        assertThat(election.term()).hasValue(first);
+
+        election.stepDown(Duration.ofMillis(200));
+        assertThat(Billing.STOPPED.poll(10, TimeUnit.SECONDS)).as("interrupted when the term ended").isEqualTo(first);
+
+        Long second = Billing.STARTED.poll(15, TimeUnit.SECONDS);
+        assertThat(second).as("started again in the next term").isNotNull().isGreaterThan(first);
+        assertThat(Billing.STOPPED).isEmpty();
+    }
+
+    @Test
+    void aFailingMethodStepsDown() throws Exception {
+        LeaderElection election = locks.election("lead:failing");
+        Long term = Billing.FAILED.poll(15, TimeUnit.SECONDS);
+        assertThat(term).isNotNull();
+        LockApp.await("the failed leader to step down", Duration.ofSeconds(10), () -> !election.isLeader());
+        // stepped down for the default hand-over (5 s): not leading again at once
+        assertThat(Billing.FAILED.poll(1, TimeUnit.SECONDS)).isNull();
+    }
+}
