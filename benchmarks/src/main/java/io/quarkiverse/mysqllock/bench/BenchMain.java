@@ -112,8 +112,10 @@ public class BenchMain implements QuarkusApplication {
             case "instance" -> new Curves(dataSource).instance(manager(), instanceId, instanceLocks, go.orElseThrow());
             case "table" -> new Curves(dataSource).table(leaseManager(config.lease().ttl()),
                     WithMode.table(config, MySqlLockRuntimeConfig.Mode.LEASE), tableRows);
+            case "semaphore" -> semaphores();
+            case "leader" -> lead();
             default -> throw new IllegalArgumentException("bench.role=" + role
-                    + ": uncontended, hold-many, contend, hold-curve, wait, instance or table");
+                    + ": uncontended, hold-many, contend, hold-curve, wait, instance, table, semaphore or leader");
         };
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), result);
         return 0;
@@ -170,6 +172,48 @@ public class BenchMain implements QuarkusApplication {
             }
         }
         return result;
+    }
+
+    /**
+     * Semaphore throughput: a permit acquired and released per cycle, at 1 and 16 threads, each semaphore with as many
+     * permits as threads, beside the NAMED floor (the baseline of the ratios) and the plain lock, and Redisson's
+     * {@code RSemaphore} when a Redis runs.
+     */
+    private Map<String, Object> semaphores() throws Exception {
+        Runner runner = new Runner(1, seconds, rounds);
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (MySqlLockManager lease = leaseManager(LEASE_TTL)) {
+            lease.acquire("bench:setup", Duration.ZERO).release();
+            for (int threads : new int[] { 1, 16 }) {
+                List<Subject> subjects = new ArrayList<>(List.of(Floors.named(dataSource),
+                        Engines.acquireRelease("NAMED lock", locks),
+                        Engines.permit("NAMED semaphore", locks, threads),
+                        Engines.permit("LEASE semaphore", lease, threads)));
+                if (redis.isPresent()) {
+                    subjects.add(Peers.redissonSemaphore(redis.get(), threads));
+                }
+                try {
+                    result.put(String.valueOf(threads), runner.run(subjects, threads, "sem" + threads));
+                } finally {
+                    for (Subject subject : subjects) {
+                        subject.close();
+                    }
+                }
+            }
+        }
+        return result;
+    }
+
+    /**
+     * One process of the failover benchmark: joins the election of {@code bench:leader} (LeaderProbe says when it
+     * leads) and stays until killed.
+     */
+    private Map<String, Object> lead() throws InterruptedException {
+        MySqlLockManager manager = engine.equals("lease") ? leaseManager(LEASE_TTL) : (MySqlLockManager) locks;
+        manager.election("bench:leader").join();
+        System.out.println("BENCH-JOINED " + instanceId);
+        new CountDownLatch(1).await();
+        return Map.of();
     }
 
     /** Scenario 3: {@code holdThreads} threads hold {@code holdPerThread} distinct locks each, all at once. */

