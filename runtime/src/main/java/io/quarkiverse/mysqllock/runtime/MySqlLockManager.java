@@ -4,9 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -25,9 +23,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
-import io.quarkiverse.mysqllock.runtime.coordination.Election;
-import io.quarkiverse.mysqllock.runtime.coordination.GatedReadWriteLock;
-import io.quarkiverse.mysqllock.runtime.coordination.PermitSemaphore;
+import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -60,8 +56,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
-    private final Map<String, Election> elections = new ConcurrentHashMap<>();
-    private volatile boolean closed;
+    private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
+            HandleReleases::releaseReportingLoss);
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -123,21 +119,17 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public DistributedSemaphore semaphore(String name, int permits) {
-        return new PermitSemaphore(this, LockNames.requireValid(name), permits);
+        return coordination.semaphore(LockNames.requireValid(name), permits);
     }
 
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
-        return new GatedReadWriteLock(this, LockNames.requireValid(name));
+        return coordination.readWriteLock(LockNames.requireValid(name));
     }
 
     @Override
     public LeaderElection election(String role) {
-        if (closed) {
-            throw new IllegalStateException("The lock manager is closed: no election can be joined");
-        }
-        return elections.computeIfAbsent(LockNames.requireValid(role),
-                checked -> new Election(this, checked, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss));
+        return coordination.election(LockNames.requireValid(role));
     }
 
     private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {
@@ -394,8 +386,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public void close() {
-        closed = true;
-        elections.values().forEach(Election::close);
+        coordination.close();
         lateReleases.releaseAll();
         engine.close();
     }

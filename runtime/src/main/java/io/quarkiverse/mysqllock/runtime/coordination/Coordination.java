@@ -1,0 +1,60 @@
+package io.quarkiverse.mysqllock.runtime.coordination;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
+import java.util.function.Function;
+
+import io.quarkiverse.mysqllock.DistributedReadWriteLock;
+import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LeaderElection;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+
+/**
+ * The primitives of one lock manager: semaphores and read-write locks made on demand, and its elections, one per role,
+ * left when the manager closes. Names and roles come checked by the manager.
+ */
+public final class Coordination implements AutoCloseable {
+
+    private final LockManager locks;
+    private final Consumer<Object> electionEvents;
+    private final Function<LockHandle, LockLostException> release;
+    private final Map<String, Election> elections = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * @param electionEvents where the elections' events go
+     * @param release releases a handle of {@code locks}, answering the loss found before or by the release
+     */
+    public Coordination(LockManager locks, Consumer<Object> electionEvents,
+            Function<LockHandle, LockLostException> release) {
+        this.locks = locks;
+        this.electionEvents = electionEvents;
+        this.release = release;
+    }
+
+    public DistributedSemaphore semaphore(String name, int permits) {
+        return new PermitSemaphore(locks, name, permits);
+    }
+
+    public DistributedReadWriteLock readWriteLock(String name) {
+        return new GatedReadWriteLock(locks, name);
+    }
+
+    /** The election of a role, the same object for the same role. */
+    public LeaderElection election(String role) {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is closed: no election can be joined");
+        }
+        return elections.computeIfAbsent(role, checked -> new Election(locks, checked, electionEvents, release));
+    }
+
+    /** Leaves every election; no election can be had afterwards. */
+    @Override
+    public void close() {
+        closed = true;
+        elections.values().forEach(Election::close);
+    }
+}
