@@ -25,12 +25,15 @@ import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
+import io.quarkus.arc.deployment.UnremovableBeanBuildItem;
 import io.quarkus.deployment.annotations.BuildProducer;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
+import io.quarkus.deployment.Capabilities;
+import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.metrics.MetricsFactory;
@@ -92,9 +95,15 @@ class MySqlLockProcessor {
     @Record(ExecutionTime.RUNTIME_INIT)
     void lockManagers(LockDataSourceBuildItem lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
             MySqlLockRecorder recorder, MySqlLockBuildTimeConfig config,
-            Optional<MetricsCapabilityBuildItem> metricsCapability, BuildProducer<SyntheticBeanBuildItem> beans) {
+            Optional<MetricsCapabilityBuildItem> metricsCapability, Capabilities capabilities,
+            BuildProducer<SyntheticBeanBuildItem> beans, BuildProducer<UnremovableBeanBuildItem> unremovable) {
         boolean micrometer = config.metrics().enabled() && metricsCapability
                 .map(capability -> capability.metricsSupported(MetricsFactory.MICROMETER)).orElse(false);
+        // spans of acquisitions and holds when the application has quarkus-opentelemetry's tracer
+        boolean tracing = capabilities.isPresent(Capability.OPENTELEMETRY_TRACER);
+        if (tracing) {
+            unremovable.produce(UnremovableBeanBuildItem.beanTypes(DotName.createSimple("io.opentelemetry.api.OpenTelemetry")));
+        }
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
             String name = dataSource.getName();
             boolean main = name.equals(lockDataSource.name());
@@ -112,7 +121,7 @@ class MySqlLockProcessor {
                     .setRuntimeInit()
                     .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), dataSourceQualifier)
                     .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
-                    .createWith(recorder.lockManager(name, micrometer))
+                    .createWith(recorder.lockManager(name, micrometer, tracing))
                     .destroyer(BeanDestroyer.AutoCloseableDestroyer.class);
             if (main) {
                 bean.startup().addQualifier(AnnotationInstance.builder(Default.class).build());

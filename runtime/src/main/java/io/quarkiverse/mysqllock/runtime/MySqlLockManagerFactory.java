@@ -17,6 +17,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
+import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
@@ -48,6 +49,12 @@ public final class MySqlLockManagerFactory {
      */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported) {
+        return create(dataSource, dataSourceName, config, transactions, reported, LockSpans.NONE);
+    }
+
+    /** @param spans where acquisitions and holds go as trace spans ({@code quarkus-opentelemetry}), or NONE */
+    public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
+            TransactionManager transactions, LockMetrics reported, LockSpans spans) {
         LockMetrics metrics = GuardedMetrics.of(reported);
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
@@ -124,7 +131,7 @@ public final class MySqlLockManagerFactory {
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), identity,
+        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans, identity,
                 engine::chosenMode), names, config.defaultWait(),
                 new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
     }

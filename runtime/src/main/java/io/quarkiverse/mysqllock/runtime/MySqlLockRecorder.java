@@ -6,7 +6,9 @@ import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MicrometerLockMetrics;
+import io.quarkiverse.mysqllock.runtime.tracing.OpenTelemetryLockSpans;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.RuntimeValue;
@@ -21,15 +23,19 @@ public class MySqlLockRecorder {
         this.config = config;
     }
 
-    /** @param micrometer whether the application has Micrometer (and metrics are enabled): the metrics class is loaded only then */
+    /**
+     * @param micrometer whether the application has Micrometer (and metrics are enabled): the metrics class is loaded only then
+     * @param tracing whether the application has {@code quarkus-opentelemetry}: the tracing class is loaded only then
+     */
     public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> lockManager(String dataSourceName,
-            boolean micrometer) {
+            boolean micrometer, boolean tracing) {
         return context -> {
             AgroalDataSource dataSource = context.getInjectedReference(AgroalDataSource.class,
                     AgroalDataSourceUtil.qualifier(dataSourceName));
             return MySqlLockManagerFactory.create(dataSource, dataSourceName, config.getValue(),
                     context.getInjectedReference(TransactionManager.class),
-                    micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE);
+                    micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE,
+                    tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE);
         };
     }
 }

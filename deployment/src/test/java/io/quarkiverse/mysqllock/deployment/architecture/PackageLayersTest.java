@@ -27,11 +27,13 @@ class PackageLayersTest {
             "runtime");
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-            Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "metrics", "named", "table", "topology")),
+            Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "metrics", "named", "table", "topology",
+                    "tracing")),
             Map.entry("locked", Set.of("", "engine", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),
             Map.entry("metrics", Set.of("engine")),
+            Map.entry("tracing", Set.of("metrics")),
             Map.entry("named", Set.of("engine", "fleet", "jdbc", "table")),
             Map.entry("lease", Set.of("engine", "fleet", "jdbc", "table")),
             Map.entry("fleet", Set.of("engine", "jdbc", "table", "topology")),

@@ -26,25 +26,27 @@ public final class MeteredEngine implements LockEngine {
     private final LockEngine engine;
     private final LockMetrics metrics;
     private final LockEventSink events;
+    private final LockSpans spans;
     /** This instance, as its locks show it. */
     private final String holder;
     /** The engine in use, or null while it is not chosen yet (the database has not answered). */
     private final Supplier<LockMode> chosenMode;
 
-    private MeteredEngine(LockEngine engine, LockMetrics metrics, LockEventSink events, String holder,
+    private MeteredEngine(LockEngine engine, LockMetrics metrics, LockEventSink events, LockSpans spans, String holder,
             Supplier<LockMode> chosenMode) {
         this.engine = engine;
         this.metrics = metrics;
         this.events = events;
+        this.spans = spans;
         this.holder = holder;
         this.chosenMode = chosenMode;
     }
 
-    /** {@code engine} itself when metrics are off and nobody observes lock events. */
-    public static LockEngine of(LockEngine engine, LockMetrics metrics, LockEventSink events, String holder,
-            Supplier<LockMode> chosenMode) {
-        return metrics == LockMetrics.NONE && events == LockEventSink.NONE ? engine
-                : new MeteredEngine(engine, metrics, events, holder, chosenMode);
+    /** {@code engine} itself when metrics are off, nobody observes lock events and there are no spans. */
+    public static LockEngine of(LockEngine engine, LockMetrics metrics, LockEventSink events, LockSpans spans,
+            String holder, Supplier<LockMode> chosenMode) {
+        return metrics == LockMetrics.NONE && events == LockEventSink.NONE && spans == LockSpans.NONE ? engine
+                : new MeteredEngine(engine, metrics, events, spans, holder, chosenMode);
     }
 
     /** The engine this one reports for. */
@@ -59,28 +61,42 @@ public final class MeteredEngine implements LockEngine {
         try {
             handle = engine.acquire(request);
         } catch (LockNotAcquiredException e) {
-            metrics.acquisition(chosenMode.get(), e.reason() != LockNotAcquiredException.Reason.BUSY
-                    ? LockMetrics.Outcome.ERROR
-                    : busy(request.waitNanos()), System.nanoTime() - start);
+            long waited = System.nanoTime() - start;
+            LockMode mode = chosenMode.get();
+            boolean busy = e.reason() == LockNotAcquiredException.Reason.BUSY;
+            LockMetrics.Outcome outcome = busy ? busy(request.waitNanos()) : LockMetrics.Outcome.ERROR;
+            metrics.acquisition(mode, outcome, waited);
+            spans.acquisition(request.name(), mode, busy ? lowerCase(outcome) : lowerCase(e.reason()), waited, 0,
+                    busy ? null : e);
             throw e;
         }
         long waited = System.nanoTime() - start;
         LockMode mode = chosenMode.get();
         if (handle == null) {
-            metrics.acquisition(mode, busy(request.waitNanos()), waited);
+            LockMetrics.Outcome outcome = busy(request.waitNanos());
+            metrics.acquisition(mode, outcome, waited);
+            spans.acquisition(request.name(), mode, lowerCase(outcome), waited, 0, null);
             return null;
         }
         metrics.acquisition(mode, LockMetrics.Outcome.ACQUIRED, waited);
-        if (events == LockEventSink.NONE) {
+        long token = knownToken(handle, mode);
+        LockSpans.Hold span = spans.acquisition(handle.name(), mode, "acquired", waited, token, null);
+        if (events == LockEventSink.NONE && span == null) {
             return new MeteredHandle(handle, metrics, mode, null);
         }
         // on the acquiring thread: a handle used by another thread becomes that thread's
-        LockEvent acquired = new LockEvent(LockEvent.Kind.ACQUIRED, handle.name(), mode, holder, knownToken(handle, mode),
+        LockEvent acquired = new LockEvent(LockEvent.Kind.ACQUIRED, handle.name(), mode, holder, token,
                 Duration.ofNanos(waited), Duration.ZERO, null);
-        events.fire(acquired);
-        MeteredHandle metered = new MeteredHandle(handle, metrics, mode, endedAs(acquired));
+        if (events != LockEventSink.NONE) {
+            events.fire(acquired);
+        }
+        MeteredHandle metered = new MeteredHandle(handle, metrics, mode, endedAs(acquired, span));
         handle.onLost(metered::lost);
         return metered;
+    }
+
+    private static String lowerCase(Enum<?> value) {
+        return value.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     /** LEASE: the lease's fence, known without a statement; NAMED: 0 (its token costs a statement). */
@@ -95,10 +111,17 @@ public final class MeteredEngine implements LockEngine {
         }
     }
 
-    /** What becomes of a hold, as events like its acquisition's. */
-    private MeteredHandle.Ended endedAs(LockEvent acquired) {
-        return (kind, heldNanos, loss) -> events.fire(new LockEvent(kind, acquired.name(), acquired.engine(), holder,
-                acquired.fencingToken(), Duration.ZERO, Duration.ofNanos(heldNanos), loss));
+    /** What becomes of a hold: an event like its acquisition's (if observed), the end of its span (if any). */
+    private MeteredHandle.Ended endedAs(LockEvent acquired, LockSpans.Hold span) {
+        return (kind, heldNanos, loss) -> {
+            if (events != LockEventSink.NONE) {
+                events.fire(new LockEvent(kind, acquired.name(), acquired.engine(), holder, acquired.fencingToken(),
+                        Duration.ZERO, Duration.ofNanos(heldNanos), loss));
+            }
+            if (span != null) {
+                span.ended(heldNanos, kind == LockEvent.Kind.LOST ? loss : null);
+            }
+        };
     }
 
     /** Still held elsewhere: after one attempt that is "busy", after a wait a "timeout". */
