@@ -49,15 +49,17 @@ public interface LockHandle extends AutoCloseable {
      *
      * @param atMostFor the new length of the lease, from now; at least {@link LockOptions#MIN_AT_MOST_FOR}
      * @return true if the hold now ends {@code atMostFor} from now (or, without a lease end, is still held); false if
-     *         the database could not be asked in time: the lease keeps its former end (and its holder is told through
-     *         {@link #onLost} when that comes)
-     * @throws IllegalArgumentException if {@code atMostFor} is null or shorter than {@link LockOptions#MIN_AT_MOST_FOR}
+     *         the database did not answer: the server may or may not have moved the end, so the holder counts the earlier
+     *         of the former end and the new one (and is told through {@link #onLost} when that comes)
+     * @throws IllegalArgumentException if {@code atMostFor} is null or shorter than {@link LockOptions#MIN_AT_MOST_FOR},
+     *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin and
+     *         {@code quarkus.mysql-lock.lease.max-clock-skew})
      * @throws IllegalStateException if this handle was released
      * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended
      */
     default boolean extend(Duration atMostFor) {
         if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
-            throw new IllegalArgumentException("Lock '" + name() + "' can be extended by at least "
+            throw new IllegalArgumentException("Lock '" + name() + "': the new length of its lease must be at least "
                     + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
         }
         if (!isValid()) {

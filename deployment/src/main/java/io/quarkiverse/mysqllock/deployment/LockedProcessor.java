@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Function;
 
 import jakarta.enterprise.inject.spi.DeploymentException;
@@ -11,6 +12,7 @@ import jakarta.inject.Singleton;
 
 import org.jboss.logging.Logger;
 
+import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
@@ -77,10 +79,31 @@ class LockedProcessor {
             }
             checked.add(valid);
         }
+        samePermits(checked, errors);
         if (!errors.isEmpty()) {
             throw new DeploymentException("Invalid @Locked usage:\n- " + String.join("\n- ", errors));
         }
         checkedMethods.produce(checked);
+    }
+
+    /**
+     * Every {@code mode = PERMIT} method of one fixed name says the same number of permits: a semaphore's permits are
+     * one set for every user (the largest number would win).
+     */
+    private static void samePermits(List<CheckedLockedMethodBuildItem> checked, List<String> errors) {
+        Map<String, List<CheckedLockedMethodBuildItem>> byName = new TreeMap<>();
+        for (CheckedLockedMethodBuildItem method : checked) {
+            if (method.mode == Locked.Mode.PERMIT && method.fixedName != null) {
+                byName.computeIfAbsent(method.fixedName, name -> new ArrayList<>()).add(method);
+            }
+        }
+        byName.forEach((name, methods) -> {
+            if (methods.stream().map(method -> method.permits).distinct().count() > 1) {
+                errors.add("the semaphore '" + name + "' is given different numbers of permits: " + methods.stream()
+                        .map(method -> method.description + " " + method.permits).toList()
+                        + ". Every use of a semaphore must give the same number");
+            }
+        });
     }
 
     /** A resolver class for each method whose lock name has placeholders. */

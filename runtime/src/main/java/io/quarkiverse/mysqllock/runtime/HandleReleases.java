@@ -1,9 +1,8 @@
 package io.quarkiverse.mysqllock.runtime;
 
-import java.util.List;
-
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.coordination.CompositeHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 
 /** Releases of handles this extension granted, telling whether the lock was lost while held. */
@@ -21,15 +20,10 @@ public final class HandleReleases {
         if (handle instanceof ControlledHandle controlled) {
             return controlled.releaseReportingLoss();
         }
-        List<LockHandle> parts = handle.parts();
-        LockLostException first = null;
-        if (parts.size() > 1 || parts.get(0) != handle) {
-            for (int i = parts.size() - 1; i >= 0; i--) {
-                LockLostException lost = releaseReportingLoss(parts.get(i));
-                first = first == null ? lost : first;
-            }
+        if (handle instanceof CompositeHandle composite) {
+            return composite.releaseReportingLoss(HandleReleases::releaseReportingLoss);
         }
         handle.release();
-        return first;
+        return null;
     }
 }

@@ -29,7 +29,7 @@ class PackageLayersTest {
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
             Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "metrics", "named", "table", "topology",
                     "tracing")),
-            Map.entry("locked", Set.of("", "engine", "jdbc")),
+            Map.entry("locked", Set.of("", "coordination", "engine", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),
             Map.entry("metrics", Set.of("engine")),

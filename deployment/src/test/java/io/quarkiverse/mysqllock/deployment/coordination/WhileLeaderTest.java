@@ -9,6 +9,7 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.enterprise.event.Observes;
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LeadershipGranted;
+import io.quarkiverse.mysqllock.LeadershipRevoked;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.WhileLeader;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
@@ -36,6 +38,8 @@ class WhileLeaderTest {
         static final BlockingQueue<Long> STARTED = new LinkedBlockingQueue<>();
         static final BlockingQueue<Long> STOPPED = new LinkedBlockingQueue<>();
         static final BlockingQueue<Long> FAILED = new LinkedBlockingQueue<>();
+        static final BlockingQueue<Long> OBSERVED_STARTED = new LinkedBlockingQueue<>();
+        static final BlockingQueue<Long> OBSERVED_STOPPED = new LinkedBlockingQueue<>();
 
         /** The leader's work: runs until interrupted. */
         @WhileLeader("lead:billing")
@@ -45,6 +49,29 @@ class WhileLeaderTest {
                 new CountDownLatch(1).await();
             } catch (InterruptedException e) {
                 STOPPED.add(term);
+            }
+        }
+
+        /** A method whose role's CDI observers fail: the method is started and stopped all the same. */
+        @WhileLeader("lead:observed")
+        void observed(long term) {
+            OBSERVED_STARTED.add(term);
+            try {
+                new CountDownLatch(1).await();
+            } catch (InterruptedException e) {
+                OBSERVED_STOPPED.add(term);
+            }
+        }
+
+        void granted(@Observes LeadershipGranted granted) {
+            if (granted.role().equals("lead:observed")) {
+                throw new IllegalStateException("an application's observer fails");
+            }
+        }
+
+        void revoked(@Observes LeadershipRevoked revoked) {
+            if (revoked.role().equals("lead:observed")) {
+                throw new IllegalStateException("an application's observer fails");
             }
         }
 
@@ -63,11 +90,22 @@ class WhileLeaderTest {
         assertThat(election.term()).hasValue(first);
 
         election.stepDown(Duration.ofMillis(200));
-        assertThat(Billing.STOPPED.poll(10, TimeUnit.SECONDS)).as("interrupted when the term ended").isEqualTo(first);
+        // stopped before the step-down gave the lock back: the next leader's run never overlaps this one
+        assertThat(Billing.STOPPED.poll()).as("stopped when the step-down returned").isEqualTo(first);
 
         Long second = Billing.STARTED.poll(15, TimeUnit.SECONDS);
         assertThat(second).as("started again in the next term").isNotNull().isGreaterThan(first);
         assertThat(Billing.STOPPED).isEmpty();
+    }
+
+    @Test
+    void failingObserversOfTheApplicationDoNotKeepTheMethodFromStartingOrStopping() throws Exception {
+        LeaderElection election = locks.election("lead:observed");
+        Long first = Billing.OBSERVED_STARTED.poll(15, TimeUnit.SECONDS);
+        assertThat(first).isNotNull();
+        election.stepDown(Duration.ofMillis(200));
+        assertThat(Billing.OBSERVED_STOPPED.poll()).isEqualTo(first);
+        assertThat(Billing.OBSERVED_STARTED.poll(15, TimeUnit.SECONDS)).isNotNull().isGreaterThan(first);
     }
 
     @Test

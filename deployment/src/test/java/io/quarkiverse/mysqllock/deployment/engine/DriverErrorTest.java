@@ -29,6 +29,7 @@ import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
@@ -290,6 +291,24 @@ class DriverErrorTest {
             Optional<LockHandle> handle = instance.locks.tryAcquire("driver:lease-error");
             assertThat(handle).as("free again").isPresent();
             handle.get().release();
+        }
+    }
+
+    /**
+     * An extension that shortens a capped lease, whose statement ran on the server but whose answer was lost: the
+     * holder cannot know which end the server keeps, and counts the earlier one. Before, it kept believing in the former
+     * end (5 minutes) while the server's lease ended after 1 s and another instance could take it.
+     */
+    @Test
+    void aShorteningExtensionWhoseAnswerIsLostCountsTheEarlierEnd() {
+        try (StandaloneLocks instance = leaseInstance("driver-lease-extend")) {
+            LockHandle handle = instance.locks.acquire("driver:extend",
+                    LockOptions.defaults().holdingAtMost(Duration.ofMinutes(5)));
+            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET expires_at", true, true, false);
+            assertThat(handle.extend(Duration.ofSeconds(1))).as("not known to be extended").isFalse();
+            assertThat(FaultyDriver.FAILURES.get()).isOne();
+            LockApp.await("the holder to count its lease ended", Duration.ofSeconds(10), () -> !handle.isValid());
+            handle.release();
         }
     }
 }

@@ -38,7 +38,8 @@ class LockedBuildErrorsTest {
             "Bad#permitsWithoutMode(): permits = 3 is for mode = PERMIT only (mode is EXCLUSIVE)",
             "Bad#asyncRead() returns Uni: mode = READ takes its lock blocking",
             "Bad#keptWrite(): mode = WRITE takes no atLeastFor or atMostFor",
-            "Bad#scheduledPermit(): mode = PERMIT cannot claim scheduled ticks");
+            "Bad#scheduledPermit(): mode = PERMIT cannot claim scheduled ticks",
+            "the semaphore 'exports' is given different numbers of permits");
 
     @Test
     void theBuildFails() {
@@ -115,6 +116,14 @@ class LockedBuildErrorsTest {
 
         @Locked(mode = Locked.Mode.PERMIT, permits = 2, onBusy = OnBusy.SKIP)
         public void scheduledPermit(io.quarkus.scheduler.ScheduledExecution execution) {
+        }
+
+        @Locked(value = "exports", mode = Locked.Mode.PERMIT, permits = 2)
+        public void twoExports() {
+        }
+
+        @Locked(value = "exports", mode = Locked.Mode.PERMIT, permits = 3)
+        public void threeExports() {
         }
 
         @Locked(atMostFor = "100ms")

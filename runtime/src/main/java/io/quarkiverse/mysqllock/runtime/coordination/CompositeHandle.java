@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
@@ -65,8 +66,19 @@ public abstract class CompositeHandle implements LockHandle {
     @Override
     public void release() {
         if (released.compareAndSet(false, true)) {
-            releaseInReverse(holds);
+            releaseInReverse(holds, hold -> {
+                hold.release();
+                return null;
+            });
         }
+    }
+
+    /**
+     * Releases every hold as {@link #release()} does, each with {@code release}, which answers the loss of its lock
+     * found before or by the release: the first of them, or null.
+     */
+    public LockLostException releaseReportingLoss(Function<LockHandle, LockLostException> release) {
+        return released.compareAndSet(false, true) ? releaseInReverse(holds, release) : null;
     }
 
     @Override
@@ -76,10 +88,24 @@ public abstract class CompositeHandle implements LockHandle {
 
     /** Releases each hold, last taken first, even if some release fails (the first failure is thrown at the end). */
     public static void releaseInReverse(List<? extends LockHandle> holds) {
+        releaseInReverse(holds, hold -> {
+            hold.release();
+            return null;
+        });
+    }
+
+    /**
+     * Releases each hold with {@code release}, last taken first, even if some release fails (the first failure is
+     * thrown at the end); the first loss they answer, or null.
+     */
+    private static LockLostException releaseInReverse(List<? extends LockHandle> holds,
+            Function<LockHandle, LockLostException> release) {
         RuntimeException failure = null;
+        LockLostException first = null;
         for (int i = holds.size() - 1; i >= 0; i--) {
             try {
-                holds.get(i).release();
+                LockLostException lost = release.apply(holds.get(i));
+                first = first == null ? lost : first;
             } catch (RuntimeException e) {
                 if (failure == null) {
                     failure = e;
@@ -91,5 +117,6 @@ public abstract class CompositeHandle implements LockHandle {
         if (failure != null) {
             throw failure;
         }
+        return first;
     }
 }

@@ -44,17 +44,20 @@ public final class Coordination implements AutoCloseable {
     }
 
     /** The election of a role, the same object for the same role. */
-    public LeaderElection election(String role) {
+    public synchronized LeaderElection election(String role) {
         if (closed) {
             throw new IllegalStateException("The lock manager is closed: no election can be joined");
         }
-        return elections.computeIfAbsent(role, checked -> new Election(locks, checked, electionEvents, release));
+        return elections.computeIfAbsent(role,
+                checked -> new Election(locks, checked, electionEvents, release, () -> closed));
     }
 
-    /** Leaves every election; no election can be had afterwards. */
+    /** Leaves every election; no election can be had, or joined again, afterwards. */
     @Override
     public void close() {
-        closed = true;
+        synchronized (this) {
+            closed = true;
+        }
         elections.values().forEach(Election::close);
     }
 }

@@ -1,9 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -31,6 +35,27 @@ public final class Election implements LeaderElection {
     static final Duration CAMPAIGN_SLICE = Duration.ofSeconds(2);
     /** The pause after an acquisition failed for another reason than a busy lock (database down, pool exhausted). */
     static final long FAILURE_PAUSE_MILLIS = 1000;
+    /** How long a graceful end (step-down, leaving) waits for the term's work to stop before giving the lock back. */
+    static final long GRACEFUL_STOP_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    /**
+     * Work the extension itself runs for each term ({@code @WhileLeader}), told directly rather than through CDI
+     * observers, which an application's failing observer could keep from being told.
+     */
+    public interface TermWork {
+
+        /** The term began: start its work, without blocking. */
+        void start(LeadershipGranted granted);
+
+        /** The term ends: tell its work to stop, without blocking. */
+        void stop(long term);
+
+        /**
+         * Waits up to {@code nanos} for the term's work to stop (never for the calling thread's own); whether it
+         * stopped.
+         */
+        boolean awaitStopped(long term, long nanos);
+    }
 
     private static final Logger LOG = Logger.getLogger(Election.class);
     private static final LockOptions CAMPAIGN = LockOptions.waitingUpTo(CAMPAIGN_SLICE).withoutNesting();
@@ -41,6 +66,9 @@ public final class Election implements LeaderElection {
     private final Consumer<Object> events;
     /** Releases a hold, answering the loss found before or by the release, if any. */
     private final Function<LockHandle, LockLostException> release;
+    /** Whether the manager is closed: then the election campaigns no more, and cannot be joined again. */
+    private final BooleanSupplier managerClosed;
+    private final List<TermWork> work = new CopyOnWriteArrayList<>();
 
     // Guarded by this.
     private boolean joined;
@@ -53,9 +81,10 @@ public final class Election implements LeaderElection {
      * loss, if it was lost before or by the release: the reason of a term that ends.
      */
     public Election(LockManager locks, String role, Consumer<Object> events,
-            Function<LockHandle, LockLostException> release) {
+            Function<LockHandle, LockLostException> release, BooleanSupplier managerClosed) {
         this.locks = locks;
         this.release = release;
+        this.managerClosed = managerClosed;
         this.role = role;
         this.lockName = role + "#leader";
         this.events = events;
@@ -65,6 +94,8 @@ public final class Election implements LeaderElection {
         final LockHandle handle;
         final long number;
         final AtomicBoolean ended = new AtomicBoolean();
+        /** Counted down once the term has ended: reason and loss set, no longer current. */
+        final CountDownLatch done = new CountDownLatch(1);
         volatile Reason reason;
         volatile LockLostException loss;
 
@@ -74,6 +105,11 @@ public final class Election implements LeaderElection {
         }
     }
 
+    /** Adds work to run for each term from now on (before {@link #join()}, so that it sees the first). */
+    public void addTermWork(TermWork termWork) {
+        work.add(termWork);
+    }
+
     @Override
     public String role() {
         return role;
@@ -81,6 +117,10 @@ public final class Election implements LeaderElection {
 
     @Override
     public synchronized LeaderElection join() {
+        if (managerClosed.getAsBoolean()) {
+            throw new IllegalStateException("The lock manager is closed: the election of '" + role
+                    + "' cannot be joined");
+        }
         if (!joined) {
             joined = true;
             campaign = new Thread(this::campaign, "mysql-lock-election-" + role);
@@ -161,8 +201,12 @@ public final class Election implements LeaderElection {
                     locks.tryAcquire(lockName, CAMPAIGN).ifPresent(this::lead);
                 } catch (RuntimeException e) {
                     // A failure of this attempt (database down, pool exhausted, a term whose number could not be
-                    // read) costs this attempt only. A closed manager left its elections first: campaigning() is then
-                    // false and the loop ends.
+                    // read) costs this attempt only; a closed manager ends the campaign.
+                    if (managerClosed.getAsBoolean()) {
+                        LOG.debugf("Election of '%s' ends: the lock manager is closed", role);
+                        stopCampaign();
+                        break;
+                    }
                     LOG.warnf("Election of '%s': could not campaign (%s); trying again in %d ms", role, e.getMessage(),
                             FAILURE_PAUSE_MILLIS);
                     pause(FAILURE_PAUSE_MILLIS);
@@ -238,12 +282,43 @@ public final class Election implements LeaderElection {
         }
         // before the grant is announced: a loss while observers run ends the term at once
         handle.onLost(loss -> end(term, Reason.LOST, loss));
-        fire(new LeadershipGranted(role, number));
+        LeadershipGranted granted = new LeadershipGranted(role, number);
+        for (TermWork termWork : work) {
+            try {
+                termWork.start(granted);
+            } catch (RuntimeException | Error e) {
+                LOG.errorf(e, "Election of '%s': the work of term %d could not be started", role, number);
+            }
+        }
+        fire(granted);
         if (!awaitEnd(term)) {
             stopCampaign(); // interrupted: this thread campaigns no more
             end(term, Reason.LEFT, null);
         }
+        awaitUninterruptibly(term.done); // another thread may still be ending it
+        // the term's work stops before this instance campaigns again: it never runs twice at once
+        for (TermWork termWork : work) {
+            while (!termWork.awaitStopped(number, GRACEFUL_STOP_NANOS)) {
+                LOG.warnf("Election of '%s': the work of term %d still runs %d s after the term ended; this instance"
+                        + " campaigns again once it stops", role, number, TimeUnit.NANOSECONDS.toSeconds(GRACEFUL_STOP_NANOS));
+            }
+        }
         fire(new LeadershipRevoked(role, number, term.reason, term.loss));
+    }
+
+    private static void awaitUninterruptibly(CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Whether the term ended; false if this thread was interrupted first. */
@@ -267,6 +342,19 @@ public final class Election implements LeaderElection {
         if (!term.ended.compareAndSet(false, true)) {
             return;
         }
+        for (TermWork termWork : work) {
+            termWork.stop(term.number);
+        }
+        if (reason != Reason.LOST) {
+            // a graceful end gives the lock back once the term's work stopped, so that the next leader's never overlaps it
+            for (TermWork termWork : work) {
+                if (!termWork.awaitStopped(term.number, GRACEFUL_STOP_NANOS)) {
+                    LOG.warnf("Election of '%s': the work of term %d did not stop within %d s of its %s; the lock is"
+                            + " given back anyway", role, term.number, TimeUnit.NANOSECONDS.toSeconds(GRACEFUL_STOP_NANOS),
+                            reason == Reason.LEFT ? "leaving" : "step-down");
+                }
+            }
+        }
         LockLostException found = null;
         try {
             found = release.apply(term.handle);
@@ -281,6 +369,7 @@ public final class Election implements LeaderElection {
             }
             notifyAll();
         }
+        term.done.countDown();
         if (term.reason == Reason.LOST) {
             LOG.warnf("This instance no longer leads '%s' (term %d): %s", role, term.number, term.loss.getMessage());
         }

@@ -46,9 +46,10 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     @Override
     public boolean extend(Duration atMostFor) {
         if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
-            throw new IllegalArgumentException("Lock '" + lock.name + "' can be extended by at least "
+            throw new IllegalArgumentException("Lock '" + lock.name + "': the new length of its lease must be at least "
                     + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
         }
+        engine.isValid(lock); // a lease that may have ended is marked lost now
         held("it cannot be extended", "it cannot be extended");
         return engine.extend(lock, atMostFor.toNanos());
     }

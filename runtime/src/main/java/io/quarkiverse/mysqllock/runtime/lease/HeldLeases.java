@@ -100,6 +100,11 @@ final class HeldLeases {
         return now - (lease.confirmedUntilNanos - lossMarginNanos - maxClockSkewNanos) >= 0;
     }
 
+    /** A lease no longer than this counts as lost as soon as it is confirmed: the loss margin and max-clock-skew. */
+    long shortestUsefulNanos() {
+        return lossMarginNanos + maxClockSkewNanos;
+    }
+
     void expire(Lease lease) {
         lose(lease, LockLostException.Reason.LEASE_EXPIRED, lease.renewable
                 ? "Lease '" + lease.name + "' was lost: it could not be renewed before it expired (ttl "

@@ -105,9 +105,21 @@ final class RenewalWatchdog {
             throw new IllegalStateException("Extending lease '" + lease.name + "' runs a statement and was called on an"
                     + " event-loop thread. Call it on a worker thread");
         }
+        if (lengthNanos <= held.shortestUsefulNanos()) {
+            throw new IllegalArgumentException("Lease '" + lease.name + "' cannot be given a length of "
+                    + TimeUnit.NANOSECONDS.toMillis(lengthNanos) + " ms: its holder counts a lease lost "
+                    + TimeUnit.NANOSECONDS.toMillis(held.shortestUsefulNanos()) + " ms before its end (loss margin and"
+                    + " quarkus.mysql-lock.lease.max-clock-skew), so it would be lost at once");
+        }
         synchronized (lease.extending) {
-            if (lease.lost == null && held.overdue(lease, System.nanoTime())) {
+            long now = System.nanoTime();
+            if (lease.lost == null && held.overdue(lease, now)) {
                 held.expire(lease);
+            }
+            // Before the statement: once it may have reached the server, the lease ends no later than the earlier of
+            // its former end and the new one, whether its answer comes back or not.
+            if (now + lengthNanos - lease.confirmedUntilNanos < 0) {
+                lease.confirmedUntilNanos = now + lengthNanos;
             }
             boolean extended = lease.lost == null && renew(List.of(lease), lengthNanos);
             LockLostException lost = lease.lost;
