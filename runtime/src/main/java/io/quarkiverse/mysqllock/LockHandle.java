@@ -73,7 +73,8 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * Registers a listener called once, from any thread, when the lock is lost (not when it is released). If the
-     * lock is already lost the listener is called at once, on the calling thread.
+     * lock is already lost the listener is called at once, on the calling thread. A handle released before the loss no
+     * longer hears of it (a loss its own release finds excepted), even if the lock lives on in another, nested, hold.
      */
     LockHandle onLost(Consumer<LockLostException> listener);
 

@@ -51,6 +51,29 @@ class LossReportingTest {
         }
     }
 
+    /**
+     * A nested hold released before the lock is lost no longer hears of it: its listener leaves with it (before, every
+     * nested hold's listeners stayed on the lock until it ended, and were all told).
+     */
+    @Test
+    void aReleasedNestedHoldIsNotToldOfALaterLoss() throws Exception {
+        try (StandaloneLocks instance = new StandaloneLocks("nested-released", Mode.NAMED)) {
+            LockHandle outer = instance.locks.acquire("found:nested", Duration.ZERO);
+            java.util.concurrent.atomic.AtomicInteger nestedTold = new java.util.concurrent.atomic.AtomicInteger();
+            for (int i = 0; i < 100; i++) {
+                LockHandle nested = instance.locks.acquire("found:nested", Duration.ZERO);
+                nested.onLost(lost -> nestedTold.incrementAndGet());
+                nested.release();
+            }
+            java.util.concurrent.CompletableFuture<LockLostException> outerTold = new java.util.concurrent.CompletableFuture<>();
+            outer.onLost(outerTold::complete);
+            TestDatabase.shared().kill(ServerState.holder("found:nested").orElseThrow());
+            outer.release(); // finds the loss
+            assertThat(outerTold.get(10, java.util.concurrent.TimeUnit.SECONDS)).isNotNull();
+            assertThat(nestedTold.get()).as("listeners of nested holds released before the loss").isZero();
+        }
+    }
+
     @Test
     void aNamedLockReleasedNormallyReportsNothing() throws Exception {
         try (StandaloneLocks instance = new StandaloneLocks("release-clean", Mode.NAMED)) {

@@ -74,6 +74,11 @@ public abstract class HeldLock {
         return true;
     }
 
+    /** Removes the listeners of a hold released before the lock was lost: they are not to be told of it. */
+    synchronized void removeListeners(List<Consumer<LockLostException>> ofHold) {
+        listeners.removeAll(ofHold);
+    }
+
     /**
      * Marks the lock lost; returns the listeners to notify, each exactly once.
      *

@@ -1,6 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -21,6 +23,8 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     private final AtomicBoolean released = new AtomicBoolean();
     /** The thread whose own call this hold is, until detached. */
     private final AtomicReference<Thread> call;
+    /** This hold's loss listeners, removed from the lock when the hold is released; guarded by itself. */
+    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
     /** @param owner the thread whose own call takes this hold (it may nest onto it), or null for an asynchronous one */
     public LockHold(L lock, HoldEngine<L> engine, Thread owner) {
@@ -78,6 +82,16 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
             throw new IllegalArgumentException("onLost listener must not be null");
         }
         usedBy(Thread.currentThread());
+        if (released.get()) {
+            LockLostException lost = lock.lost;
+            if (lost != null) {
+                listener.accept(lost);
+            }
+            return this; // a released hold hears of no later loss
+        }
+        synchronized (listeners) {
+            listeners.add(listener);
+        }
         if (!lock.addListener(listener)) {
             listener.accept(lock.lost);
         }
@@ -88,7 +102,20 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     public void release() {
         if (released.compareAndSet(false, true)) {
             detach();
-            engine.release(lock);
+            engine.release(lock); // a loss it finds is still told to this hold's listeners
+            forgetListeners();
+        }
+    }
+
+    /** A released hold hears of no later loss of the lock (its lock may live on in other, nested, holds). */
+    private void forgetListeners() {
+        List<Consumer<LockLostException>> mine;
+        synchronized (listeners) {
+            mine = List.copyOf(listeners);
+            listeners.clear();
+        }
+        if (!mine.isEmpty()) {
+            lock.removeListeners(mine);
         }
     }
 
@@ -97,6 +124,7 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
         if (released.compareAndSet(false, true)) {
             detach();
             engine.abandon(lock, "Lock '" + lock.name + "' was released: " + why);
+            forgetListeners();
         }
     }
 
