@@ -53,7 +53,10 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
 
         private final UniSubscriber<? super H> subscriber;
         private final Context context;
-        /** WAITING, the granted handle before its delivery, DONE once delivered or failed, or CANCELLED. */
+        /**
+         * WAITING, the granted handle before its delivery (or a marker of a failure or empty item before its delivery),
+         * DONE once delivered, or CANCELLED.
+         */
         private final AtomicReference<Object> state = new AtomicReference<>(WAITING);
         /** The handle given to the subscriber, set before it is. */
         private volatile H delivered;
@@ -73,9 +76,7 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
             }
             if (handle == null) {
                 // nothing held (a tick that already ran): an empty item
-                if (state.compareAndSet(WAITING, DONE)) {
-                    onContext(() -> subscriber.onItem(null));
-                }
+                deliver(() -> subscriber.onItem(null));
                 return;
             }
             if (!state.compareAndSet(WAITING, handle)) {
@@ -93,8 +94,22 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
         }
 
         void fail(Throwable failure) {
-            if (state.compareAndSet(WAITING, DONE)) {
-                onContext(() -> subscriber.onFailure(failure));
+            deliver(() -> subscriber.onFailure(failure));
+        }
+
+        /**
+         * Delivers an outcome that holds nothing (a failure, an empty item) on the context, unless the subscription is
+         * cancelled before it gets there: a time-out that fired meanwhile has answered the subscriber already, and
+         * Mutiny would log the late failure as dropped.
+         */
+        private void deliver(Runnable outcome) {
+            Object pending = new Object();
+            if (state.compareAndSet(WAITING, pending)) {
+                onContext(() -> {
+                    if (state.compareAndSet(pending, DONE)) {
+                        outcome.run();
+                    }
+                });
             }
         }
 
@@ -108,8 +123,8 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
                             + " time-out racing the grant, in which race Mutiny drops the handle, or the pipeline"
                             + " cancelled)");
                 }
-            } else if (previous != WAITING && previous != CANCELLED) {
-                ((ControlledHandle) previous).release();
+            } else if (previous instanceof ControlledHandle granted) {
+                granted.release();
             }
         }
 
