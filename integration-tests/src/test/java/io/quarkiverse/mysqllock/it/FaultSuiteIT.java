@@ -22,20 +22,7 @@ class FaultSuiteIT {
 
     @Test
     void bothEnginesSurviveEveryKindOfFault() throws Exception {
-        Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.seconds", 60)),
-                List.of(Scenario.NAMED, Scenario.LEASE), 3, 8, defaults.names(), defaults.ttl(), defaults.keepalive(),
-                Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
-
-        List<Result> results = FaultSuite.run(options);
-
-        for (Result result : results) {
-            assertThat(result.violations()).as("%s engine violations", result.scenario().label).isEmpty();
-            assertThat((Long) result.figures().get("accepted writes")).as("%s accepted writes", result.scenario().label)
-                    .isGreaterThan(100);
-            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
-                    .hasSize(Scenario.NAMED.kinds().size());
-        }
+        survive(List.of(Scenario.NAMED, Scenario.LEASE), Long.getLong("faults.ci.seconds", 60), 8, 100);
     }
 
     /**
@@ -46,20 +33,8 @@ class FaultSuiteIT {
      */
     @Test
     void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
-        Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.leader.seconds", 40)),
-                List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), 3, 1, defaults.names(), defaults.ttl(),
-                defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
-
-        List<Result> results = FaultSuite.run(options);
-
-        for (Result result : results) {
-            assertThat(result.violations()).as("%s violations", result.scenario().label).isEmpty();
-            assertThat((Long) result.figures().get("accepted writes")).as("%s terms that did their work",
-                    result.scenario().label).isGreaterThan(20);
-            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
-                    .hasSize(Scenario.LEADER_NAMED.kinds().size());
-        }
+        survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 40), 1,
+                20);
     }
 
     /**
@@ -69,19 +44,25 @@ class FaultSuiteIT {
      */
     @Test
     void semaphoresSurviveTheFaultsThatTakeAPermit() throws Exception {
+        survive(List.of(Scenario.SEMAPHORE_NAMED, Scenario.SEMAPHORE_LEASE),
+                Long.getLong("faults.ci.semaphore.seconds", 30), 8, 100);
+    }
+
+    /**
+     * Runs the scenarios on one server each, 3 workers of {@code threads} threads: no violation, more than
+     * {@code minWrites} accepted writes (critical sections that did their work), every kind of fault injected.
+     */
+    private static void survive(List<Scenario> scenarios, long seconds, int threads, long minWrites) throws Exception {
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.semaphore.seconds", 30)),
-                List.of(Scenario.SEMAPHORE_NAMED, Scenario.SEMAPHORE_LEASE), 3, 8, defaults.names(), defaults.ttl(),
-                defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
-
-        List<Result> results = FaultSuite.run(options);
-
-        for (Result result : results) {
-            assertThat(result.violations()).as("%s violations", result.scenario().label).isEmpty();
-            assertThat((Long) result.figures().get("accepted writes")).as("%s accepted writes", result.scenario().label)
-                    .isGreaterThan(100);
-            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", result.scenario().label)
-                    .hasSize(Scenario.SEMAPHORE_NAMED.kinds().size());
+        Options options = new Options(Duration.ofSeconds(seconds), scenarios, 3, threads, defaults.names(),
+                defaults.ttl(), defaults.keepalive(), Path.of("target/fault-suite-ci"), defaults.seed(), System.out);
+        for (Result result : FaultSuite.run(options)) {
+            String label = result.scenario().label;
+            assertThat(result.violations()).as("%s violations", label).isEmpty();
+            assertThat((Long) result.figures().get("accepted writes")).as("%s accepted writes", label)
+                    .isGreaterThan(minWrites);
+            assertThat((Map<?, ?>) result.figures().get("faults injected")).as("%s fault kinds", label)
+                    .hasSize(result.scenario().kinds().size());
         }
     }
 
