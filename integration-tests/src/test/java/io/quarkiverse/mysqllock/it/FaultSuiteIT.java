@@ -22,7 +22,7 @@ class FaultSuiteIT {
 
     @Test
     void bothEnginesSurviveEveryKindOfFault() throws Exception {
-        survive(List.of(Scenario.NAMED, Scenario.LEASE), Long.getLong("faults.ci.seconds", 60), 8, 100);
+        survive(List.of(Scenario.NAMED, Scenario.LEASE), Long.getLong("faults.ci.seconds", 50), 8, 100);
     }
 
     /**
@@ -33,7 +33,7 @@ class FaultSuiteIT {
      */
     @Test
     void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
-        survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 40), 1,
+        survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 25), 1,
                 20);
     }
 
@@ -45,7 +45,7 @@ class FaultSuiteIT {
     @Test
     void semaphoresSurviveTheFaultsThatTakeAPermit() throws Exception {
         survive(List.of(Scenario.SEMAPHORE_NAMED, Scenario.SEMAPHORE_LEASE),
-                Long.getLong("faults.ci.semaphore.seconds", 30), 8, 100);
+                Long.getLong("faults.ci.semaphore.seconds", 20), 8, 100);
     }
 
     /**
