@@ -24,8 +24,10 @@ import java.util.OptionalLong;
  * without polling, and take it as soon as it is released or the leader's session ends; LEASE: by the engine's bounded
  * polling, until the leader's lease ends). Each term is one hold of that lock, and its number is the hold's fencing
  * token: strictly increasing from term to term, so a resource can refuse the work of a leader that has been replaced.
- * A revocation is known to this instance within the keepalive interval (NAMED) or before the lease can end (LEASE), and
- * announced by {@link LeadershipRevoked}; from then {@link #isLeader()} is false.
+ * A revocation is known to this instance within two keepalive intervals (NAMED) or before the lease can end (LEASE), and
+ * announced by {@link LeadershipRevoked}; from then {@link #isLeader()} is false. No two instances ever say they lead at
+ * once: on NAMED a term begins two keepalive intervals after its grant and ends when its session goes unconfirmed that
+ * long ({@code quarkus.mysql-lock.named.instant-leader-hand-over=true} trades that for a hand-over in milliseconds).
  */
 public interface LeaderElection extends AutoCloseable {
 

@@ -76,6 +76,8 @@ final class CoordinationRuns {
         properties.put("bench.role", "leader");
         properties.put("bench.engine", engine);
         properties.put("bench.instance.id", engine + "-" + index);
+        // the hand-over itself; by default a NAMED term begins two keepalive intervals after its grant
+        properties.put("quarkus.mysql-lock.named.instant-leader-hand-over", "true");
         AppProcess process = Benchmarks.start(app, work, "leader-" + engine + "-" + index, properties);
         process.awaitLine(line -> line.startsWith("BENCH-JOINED"), Duration.ofSeconds(90));
         seen.put(process, 0);

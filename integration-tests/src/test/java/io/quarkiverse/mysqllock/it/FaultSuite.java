@@ -401,7 +401,7 @@ public final class FaultSuite {
             Files.write(directory.resolve("accepted-writes.txt"), history.writes().stream()
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
-            FaultChecker checker = new FaultChecker(engine, history, faults, names,
+            FaultChecker checker = new FaultChecker(engine, scenario.leader(), history, faults, names,
                     recoveryBound().toNanos() / 1000, ttl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
@@ -591,6 +591,10 @@ public final class FaultSuite {
      * evict an unreachable node, during which no node commits anything (what the cluster does, not the lock).
      */
     private Duration recoveryBound() {
+        if (scenario == Scenario.LEADER_NAMED) {
+            // strict leadership: a term begins two keepalive intervals (and 100 ms) after its grant
+            return options.recoveryBound(engine).plus(options.keepalive().multipliedBy(2)).plusMillis(100);
+        }
         if (cluster == null) {
             return options.recoveryBound(engine);
         }
@@ -843,7 +847,7 @@ public final class FaultSuite {
     private long awaitRecovery(Fault fault) throws InterruptedException {
         long give = recoveryBound().plusSeconds(5).toNanos();
         long end = System.nanoTime() + give;
-        FaultChecker probe = new FaultChecker(engine, history, List.of(), names, 0, 0);
+        FaultChecker probe = new FaultChecker(engine, scenario.leader(), history, List.of(), names, 0, 0);
         while (System.nanoTime() < end) {
             history.refresh();
             long recovery = probe.recoveryMicros(fault);

@@ -33,8 +33,9 @@ class FaultSuiteIT {
      */
     @Test
     void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
+        // a strict NAMED term begins two keepalive intervals after its grant: about one term per role every 2 s
         survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 25), 1,
-                20);
+                5);
     }
 
     /**

@@ -16,6 +16,11 @@ public final class HandleReleases {
      * several locks (a writer's hold, {@code acquireAll}), the first of its parts' losses, its parts released last
      * taken first.
      */
+    /** Whether a handle this extension granted is valid and was confirmed on the server less than {@code nanos} ago. */
+    public static boolean confirmedWithin(LockHandle handle, long nanos) {
+        return handle instanceof ControlledHandle controlled ? controlled.confirmedWithin(nanos) : handle.isValid();
+    }
+
     public static LockLostException releaseReportingLoss(LockHandle handle) {
         if (handle instanceof ControlledHandle controlled) {
             return controlled.releaseReportingLoss();

@@ -46,6 +46,11 @@ final class HeldAtLeast extends ForwardingHandle {
     }
 
     @Override
+    public boolean confirmedWithin(long nanos) {
+        return !released.get() && handle.confirmedWithin(nanos);
+    }
+
+    @Override
     public boolean isValid() {
         return !released.get() && handle.isValid();
     }

@@ -24,6 +24,7 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
+import io.quarkiverse.mysqllock.runtime.coordination.Election;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -56,8 +57,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
+    /** NAMED elections: a term is confirmed within this (two keepalive intervals); 0 for instant hand-over. */
+    private volatile long leaderConfirmationNanos;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
-            HandleReleases::releaseReportingLoss);
+            HandleReleases::releaseReportingLoss, new Election.Confirmation(
+                    this::leaderConfirmationNanos, HandleReleases::confirmedWithin));
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -73,6 +77,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, TableRecords records,
             TransactionScopedLocks transactionLocks) {
         this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks);
+    }
+
+    /** NAMED elections: confirm each term within this window (two keepalive intervals); zero for instant hand-over. */
+    void confirmLeadersWithin(Duration window) {
+        this.leaderConfirmationNanos = window.toNanos();
+    }
+
+    /** The confirmation window of a term granted now: NAMED's, or none on LEASE (a lease's validity is bounded). */
+    private long leaderConfirmationNanos() {
+        return engine.mode() == LockMode.NAMED ? leaderConfirmationNanos : 0;
     }
 
     @Override

@@ -131,9 +131,11 @@ public final class MySqlLockManagerFactory {
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans, identity,
-                engine::chosenMode), names, config.defaultWait(),
+        MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
+                identity, engine::chosenMode), names, config.defaultWait(),
                 new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
+        manager.confirmLeadersWithin(config.named().instantLeaderHandOver() ? Duration.ZERO : keepalive.multipliedBy(2));
+        return manager;
     }
 
     private static ServerVersion.Flavor flavor(MySqlLockRuntimeConfig.ServerFlavor configured) {

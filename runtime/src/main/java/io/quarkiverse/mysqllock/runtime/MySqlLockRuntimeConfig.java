@@ -89,6 +89,18 @@ public interface MySqlLockRuntimeConfig {
         Duration keepaliveInterval();
 
         /**
+         * Leader elections on the NAMED engine ({@code LockManager.election}, {@code @WhileLeader}): whether a new
+         * leader's term begins as soon as it holds the role's lock. Off (the default): a term begins two keepalive
+         * intervals after the grant, and a leader whose session no keepalive check confirmed within two intervals stops
+         * leading (its term is revoked, reason {@code CONNECTION_LOST}), so that no two instances ever say they lead at
+         * once, even when the server ends a leader's session or the leader was paused; a hand-over then takes about two
+         * keepalive intervals. On: the next leader takes over within milliseconds, and a former leader whose session the
+         * server ended may still say it leads until its next keepalive check: fence its work with the term.
+         */
+        @WithDefault("false")
+        boolean instantLeaderHandOver();
+
+        /**
          * How many connections at most hold, together, the locks that the server grants at once, whichever thread asks:
          * several locks of several threads share one connection, so 10,000 held locks need no more than this. A new
          * one is opened only when every shared connection is inside a statement, so their number follows how many

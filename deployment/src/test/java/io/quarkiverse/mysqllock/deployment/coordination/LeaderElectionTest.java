@@ -232,6 +232,52 @@ class LeaderElectionTest {
     }
 
     /**
+     * NAMED, strict leadership (the default): the server ends the leader's session (a DBA's KILL), the standby is granted
+     * the role at once, and still the two never say they lead at the same moment: the new term begins two keepalive
+     * intervals after its grant, and the former leader, whose session no check confirms any more, stops leading first.
+     */
+    @Test
+    void namedLeaderWhoseSessionIsKilledStopsLeadingBeforeTheNextBegins() throws Exception {
+        String role = "lead:killed";
+        try (StandaloneLocks a = instance("killed-a", Mode.NAMED); StandaloneLocks b = instance("killed-b", Mode.NAMED)) {
+            LeaderElection onA = a.locks.election(role);
+            LeaderElection onB = b.locks.election(role);
+            AtomicBoolean stop = new AtomicBoolean();
+            AtomicInteger bothLead = new AtomicInteger();
+            CompletableFuture<Void> sampler = Background.run(() -> {
+                while (!stop.get()) {
+                    if (onA.isLeader() && onB.isLeader()) {
+                        bothLead.incrementAndGet();
+                    }
+                }
+            });
+            try {
+                onA.join();
+                LockApp.await("a leader", Duration.ofSeconds(10), onA::isLeader);
+                long first = onA.term().orElseThrow();
+                onB.join();
+                long killedAt = System.nanoTime();
+                TestDatabase.shared().kill(ServerState.holder(role + "#leader").orElseThrow());
+                LockApp.await("the next leader", Duration.ofSeconds(15), onB::isLeader);
+                long handOverMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
+                assertThat(onB.term().orElseThrow()).isGreaterThan(first);
+                assertThat(handOverMillis).as("two keepalive intervals after the grant").isGreaterThanOrEqualTo(1000);
+                LockApp.await("the former leader's revocation", Duration.ofSeconds(5),
+                        () -> Journal.of(role).stream().anyMatch(e -> e instanceof LeadershipRevoked r && r.term() == first));
+                LeadershipRevoked revoked = (LeadershipRevoked) Journal.of(role).stream()
+                        .filter(e -> e instanceof LeadershipRevoked r && r.term() == first).findFirst().orElseThrow();
+                assertThat(revoked.reason()).isEqualTo(Reason.LOST);
+            } finally {
+                stop.set(true);
+                sampler.get(10, TimeUnit.SECONDS);
+                onA.close();
+                onB.close();
+            }
+            assertThat(bothLead.get()).as("moments when both instances said they led").isZero();
+        }
+    }
+
+    /**
      * A term whose lock was lost before it ended is revoked as LOST, even when the step-down's own release is what
      * finds the loss (here: the lease was force-released by another instance while the grant's observer ran).
      */

@@ -27,7 +27,9 @@ import io.quarkus.test.QuarkusUnitTest;
 class WhileLeaderTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app(Billing.class);
+    // strict leadership: a term begins two keepalive intervals after its grant
+    static final QuarkusUnitTest app = LockApp.app(Billing.class)
+            .overrideConfigKey("quarkus.mysql-lock.named.keepalive-interval", "500ms");
 
     @Inject
     LockManager locks;

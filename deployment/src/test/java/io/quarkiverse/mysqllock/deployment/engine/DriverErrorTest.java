@@ -187,7 +187,9 @@ class DriverErrorTest {
      */
     @Test
     void anElectionCampaignsOnWhenATermCouldNotBegin() {
-        try (StandaloneLocks instance = instance("driver-fails-term", 1)) {
+        // strict leadership: a term begins two keepalive intervals after its grant
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("driver-fails-term").mode(Mode.NAMED)
+                .sharedConnections(1).keepalive(Duration.ofMillis(500)).driver(FaultyDriver.class).start()) {
             FaultyDriver.arm("SELECT IS_USED_LOCK", true);
             LeaderElection election = instance.locks.election("driver:term").join();
             LockApp.await("a term after the failed one", Duration.ofSeconds(15), election::isLeader);

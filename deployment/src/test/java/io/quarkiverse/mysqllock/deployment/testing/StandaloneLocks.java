@@ -197,6 +197,11 @@ public final class StandaloneLocks implements AutoCloseable {
                 public int sharedConnections() {
                     return settings.sharedConnections();
                 }
+
+                @Override
+                public boolean instantLeaderHandOver() {
+                    return false;
+                }
             };
         }
 

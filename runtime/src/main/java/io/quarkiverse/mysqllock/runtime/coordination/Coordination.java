@@ -21,16 +21,19 @@ public final class Coordination implements AutoCloseable {
     private final LockManager locks;
     private final Consumer<Object> electionEvents;
     private final Function<LockHandle, LockLostException> release;
+    private final Election.Confirmation confirmation;
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
     /**
      * @param electionEvents where the elections' events go
      * @param release releases a handle of {@code locks}, answering the loss found before or by the release
+     * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
-            Function<LockHandle, LockLostException> release) {
+            Function<LockHandle, LockLostException> release, Election.Confirmation confirmation) {
         this.locks = locks;
+        this.confirmation = confirmation;
         this.electionEvents = electionEvents;
         this.release = release;
     }
@@ -49,7 +52,7 @@ public final class Coordination implements AutoCloseable {
             throw new IllegalStateException("The lock manager is closed: no election can be joined");
         }
         return elections.computeIfAbsent(role,
-                checked -> new Election(locks, checked, electionEvents, release, () -> closed));
+                checked -> new Election(locks, checked, electionEvents, release, () -> closed, confirmation));
     }
 
     /** Leaves every election; no election can be had, or joined again, afterwards. */

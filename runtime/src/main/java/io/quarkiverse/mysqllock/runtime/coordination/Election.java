@@ -7,9 +7,11 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.BiPredicate;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 import org.jboss.logging.Logger;
 
@@ -37,6 +39,23 @@ public final class Election implements LeaderElection {
     static final long FAILURE_PAUSE_MILLIS = 1000;
     /** How long a graceful end (step-down, leaving) waits for the term's work to stop before giving the lock back. */
     static final long GRACEFUL_STOP_NANOS = TimeUnit.SECONDS.toNanos(10);
+    /** Beyond the confirmation window, how long a new term waits after its grant (the clocks' and checks' slack). */
+    static final long GRACE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    /**
+     * Strict leadership (NAMED): a term begins only {@code window} (+ a margin) after its grant, and lasts while its
+     * lock keeps being confirmed on the server within {@code window}; a former leader whose session the server ended
+     * therefore stops leading before the next term can begin, paused or not.
+     *
+     * @param windowNanos the confirmation window when a term is granted; 0 for none (a term begins at its grant and lasts
+     *        while its lock is valid: LEASE, whose validity is bounded in time already, or NAMED's instant hand-over)
+     * @param check whether a handle is valid and was confirmed within so many nanoseconds
+     */
+    public record Confirmation(LongSupplier windowNanos, BiPredicate<LockHandle, Long> check) {
+
+        /** No confirmation: terms begin at their grant. */
+        public static final Confirmation NONE = new Confirmation(() -> 0, (handle, nanos) -> handle.isValid());
+    }
 
     /**
      * Work the extension itself runs for each term ({@code @WhileLeader}), told directly rather than through CDI
@@ -68,6 +87,7 @@ public final class Election implements LeaderElection {
     private final Function<LockHandle, LockLostException> release;
     /** Whether the manager is closed: then the election campaigns no more, and cannot be joined again. */
     private final BooleanSupplier managerClosed;
+    private final Confirmation confirmation;
     private final List<TermWork> work = new CopyOnWriteArrayList<>();
 
     // Guarded by this.
@@ -81,8 +101,9 @@ public final class Election implements LeaderElection {
      * loss, if it was lost before or by the release: the reason of a term that ends.
      */
     public Election(LockManager locks, String role, Consumer<Object> events,
-            Function<LockHandle, LockLostException> release, BooleanSupplier managerClosed) {
+            Function<LockHandle, LockLostException> release, BooleanSupplier managerClosed, Confirmation confirmation) {
         this.locks = locks;
+        this.confirmation = confirmation;
         this.release = release;
         this.managerClosed = managerClosed;
         this.role = role;
@@ -93,15 +114,18 @@ public final class Election implements LeaderElection {
     private static final class Term {
         final LockHandle handle;
         final long number;
+        /** The confirmation window of this term; 0 for none. */
+        final long window;
         final AtomicBoolean ended = new AtomicBoolean();
         /** Counted down once the term has ended: reason and loss set, no longer current. */
         final CountDownLatch done = new CountDownLatch(1);
         volatile Reason reason;
         volatile LockLostException loss;
 
-        Term(LockHandle handle, long number) {
+        Term(LockHandle handle, long number, long window) {
             this.handle = handle;
             this.number = number;
+            this.window = window;
         }
     }
 
@@ -132,14 +156,19 @@ public final class Election implements LeaderElection {
 
     @Override
     public boolean isLeader() {
-        Term term = currentTerm();
-        return term != null && term.handle.isValid();
+        return leads(currentTerm());
     }
 
     @Override
     public OptionalLong term() {
         Term term = currentTerm();
-        return term != null && term.handle.isValid() ? OptionalLong.of(term.number) : OptionalLong.empty();
+        return leads(term) ? OptionalLong.of(term.number) : OptionalLong.empty();
+    }
+
+    /** Whether this instance leads in that term: its lock valid, and confirmed within the term's window if it has one. */
+    private boolean leads(Term term) {
+        return term != null && (term.window == 0 ? term.handle.isValid()
+                : confirmation.check().test(term.handle, term.window));
     }
 
     private synchronized Term currentTerm() {
@@ -272,7 +301,12 @@ public final class Election implements LeaderElection {
             handle.release();
             throw e;
         }
-        Term term = new Term(handle, number);
+        long window = confirmation.windowNanos().getAsLong();
+        if (window > 0 && !graceOver(handle, window)) {
+            handle.release(); // lost or left during the grace: no term
+            return;
+        }
+        Term term = new Term(handle, number, window);
         synchronized (this) {
             if (!campaigning()) {
                 handle.release();
@@ -321,16 +355,64 @@ public final class Election implements LeaderElection {
         }
     }
 
-    /** Whether the term ended; false if this thread was interrupted first. */
-    private synchronized boolean awaitEnd(Term term) {
+    /**
+     * Holds a new term's lock for the confirmation window (+ a margin) before the term begins: a former leader whose
+     * session the server ended stops saying it leads meanwhile. Then the lock must be confirmed within the window (a
+     * keepalive check ran meanwhile), waiting up to another window for it. False if the lock was lost, the election
+     * left, or no confirmation came.
+     */
+    private synchronized boolean graceOver(LockHandle handle, long window) {
+        long begins = System.nanoTime() + window + GRACE_MARGIN_NANOS;
+        long givesUp = begins + window;
         try {
-            while (current == term) {
-                wait();
+            long now;
+            while (campaigning() && handle.isValid() && ((now = System.nanoTime()) - begins < 0
+                    || (!confirmation.check().test(handle, window) && now - givesUp < 0))) {
+                TimeUnit.NANOSECONDS.timedWait(this, pollNanos(window));
             }
-            return true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
+        }
+        return campaigning() && confirmation.check().test(handle, window);
+    }
+
+    /** How often a strict term's confirmation is looked at: a tenth of its window, at most 100 ms. */
+    private static long pollNanos(long window) {
+        return Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(window / 10, TimeUnit.MILLISECONDS.toNanos(100)));
+    }
+
+    /**
+     * Whether the term ended; false if this thread was interrupted first. A strict term whose lock is no longer
+     * confirmed within its window ends here, as lost.
+     */
+    private boolean awaitEnd(Term term) {
+        while (true) {
+            synchronized (this) {
+                try {
+                    if (current != term) {
+                        return true;
+                    }
+                    if (term.window == 0) {
+                        wait();
+                    } else {
+                        TimeUnit.NANOSECONDS.timedWait(this, pollNanos(term.window));
+                    }
+                    if (current != term) {
+                        return true;
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return false;
+                }
+            }
+            if (term.window > 0 && !confirmation.check().test(term.handle, term.window)) {
+                end(term, Reason.LOST, new LockLostException(lockName, LockLostException.Reason.CONNECTION_LOST,
+                        "Lock '" + lockName + "' was not confirmed on the server within "
+                                + TimeUnit.NANOSECONDS.toMillis(term.window) + " ms (two keepalive intervals): this"
+                                + " instance stops leading before another could begin a term",
+                        null));
+            }
         }
     }
 

@@ -13,6 +13,14 @@ public interface ControlledHandle extends LockHandle {
      */
     LockLostException releaseReportingLoss();
 
+    /**
+     * Whether the hold is valid and its lock was confirmed on the server less than {@code nanos} ago (NAMED: by a
+     * keepalive check of its session; LEASE: as {@link #isValid()}, a lease's validity being bounded already).
+     */
+    default boolean confirmedWithin(long nanos) {
+        return isValid();
+    }
+
     /** How the lock was lost, or null if it was not (as far as this instance knows without a statement). */
     LockLostException loss();
 

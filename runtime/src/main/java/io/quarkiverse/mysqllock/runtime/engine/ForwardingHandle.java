@@ -34,6 +34,11 @@ public abstract class ForwardingHandle implements ControlledHandle {
     }
 
     @Override
+    public boolean confirmedWithin(long nanos) {
+        return handle.confirmedWithin(nanos);
+    }
+
+    @Override
     public boolean isValid() {
         return handle.isValid();
     }

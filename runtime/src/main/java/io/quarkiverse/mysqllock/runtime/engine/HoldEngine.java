@@ -23,6 +23,15 @@ public interface HoldEngine<L extends HeldLock> {
         return true;
     }
 
+    /**
+     * Whether the lock is valid and was last confirmed on the server less than {@code nanos} ago: a NAMED lock's
+     * session by a keepalive check. Engines whose validity is already bounded in time (leases) answer
+     * {@link #isValid}.
+     */
+    default boolean confirmedWithin(L lock, long nanos) {
+        return isValid(lock);
+    }
+
     /** The lock's fencing token. */
     long fencingToken(L lock);
 

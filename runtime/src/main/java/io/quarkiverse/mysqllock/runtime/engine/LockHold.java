@@ -71,6 +71,11 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     }
 
     @Override
+    public boolean confirmedWithin(long nanos) {
+        return !released.get() && engine.confirmedWithin(lock, nanos);
+    }
+
+    @Override
     public boolean isValid() {
         usedBy(Thread.currentThread());
         return !released.get() && engine.isValid(lock);

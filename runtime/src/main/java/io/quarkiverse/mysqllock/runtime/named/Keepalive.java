@@ -220,7 +220,8 @@ final class Keepalive {
 
     /** Checks a session's locks on the server; false if the session failed (its locks are then reported lost). */
     private boolean check(PinnedSession session) {
-        session.lastChecked = System.nanoTime();
+        long sentAt = System.nanoTime();
+        session.lastChecked = sentAt;
         List<NamedLock> locks = new ArrayList<>(session.held.values());
         try {
             // Loss is per connection: a session that is still the same server session keeps every named lock it was
@@ -234,6 +235,7 @@ final class Keepalive {
                 return false;
             }
             if (sampled[2] == session.connectionId) {
+                confirm(session, sentAt);
                 return true;
             }
             for (int from = 0; from < locks.size(); from += NAMES_PER_CHECK) {
@@ -262,10 +264,17 @@ final class Keepalive {
             lifecycle.failSession(session, e);
             return false;
         }
+        confirm(session, sentAt);
         if (session.held.isEmpty()) {
             lifecycle.discardLocked(session);
         }
         return true;
+    }
+
+    /** The session held its remaining locks when a check sent at {@code sentAt} ran. */
+    private static void confirm(PinnedSession session, long sentAt) {
+        session.confirmedAt = sentAt;
+        session.confirmed = true;
     }
 
     // --- on demand ---

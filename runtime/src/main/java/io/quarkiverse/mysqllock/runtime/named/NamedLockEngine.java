@@ -140,6 +140,12 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
 
     /** A lock is valid while it is held and this instance's membership of its fleet is confirmed. */
     @Override
+    public boolean confirmedWithin(NamedLock lock, long nanos) {
+        PinnedSession session = lock.session;
+        return holds.isValid(lock) && session.confirmed && System.nanoTime() - session.confirmedAt < nanos;
+    }
+
+    @Override
     public boolean isValid(NamedLock lock) {
         return holds.isValid(lock);
     }

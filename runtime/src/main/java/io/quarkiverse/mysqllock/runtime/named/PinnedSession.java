@@ -49,6 +49,12 @@ final class PinnedSession {
     int checks;
     /** {@link System#nanoTime()} of the last check of its locks (or of its pinning); guarded by the mutex. */
     long lastChecked = System.nanoTime();
+    /**
+     * {@link System#nanoTime()} when the last keepalive check that found this session still holding its locks was sent
+     * (the server's state then or later); meaningful once {@link #confirmed}.
+     */
+    volatile long confirmedAt;
+    volatile boolean confirmed;
     /** {@link System#nanoTime()} of the last acquisition or release on it. */
     volatile long lastUsed = System.nanoTime();
 
