@@ -24,7 +24,7 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
-import io.quarkiverse.mysqllock.runtime.coordination.Election;
+import io.quarkiverse.mysqllock.runtime.coordination.TermConfirmation;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -60,7 +60,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** NAMED elections: a term is confirmed within this (two keepalive intervals); 0 for instant hand-over. */
     private volatile long leaderConfirmationNanos;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
-            HandleReleases::releaseReportingLoss, new Election.Confirmation(
+            HandleReleases::releaseReportingLoss, new TermConfirmation(
                     this::leaderConfirmationNanos, HandleReleases::confirmedWithin));
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,

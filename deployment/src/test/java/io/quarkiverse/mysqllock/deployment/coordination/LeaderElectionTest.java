@@ -91,15 +91,7 @@ class LeaderElectionTest {
             LeaderElection onB = b.locks.election(role);
             assertThat(onA.isLeader()).isFalse();
             assertThat(a.locks.election(role)).isSameAs(onA);
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicInteger bothLead = new AtomicInteger();
-            CompletableFuture<Void> sampler = Background.run(() -> {
-                while (!stop.get()) {
-                    if (onA.isLeader() && onB.isLeader()) {
-                        bothLead.incrementAndGet();
-                    }
-                }
-            });
+            BothLead bothLead = new BothLead(onA, onB);
             try {
                 onA.join();
                 onB.join().join();
@@ -141,10 +133,9 @@ class LeaderElectionTest {
                 assertThat(a.locks.held()).isEmpty();
                 assertThat(b.locks.held()).isEmpty();
             } finally {
-                stop.set(true);
-                sampler.get(10, TimeUnit.SECONDS);
+                bothLead.stop();
             }
-            assertThat(bothLead.get()).as("moments when both instances said they led").isZero();
+            assertThat(bothLead.moments()).as("moments when both instances said they led").isZero();
         }
     }
 
@@ -242,15 +233,7 @@ class LeaderElectionTest {
         try (StandaloneLocks a = instance("killed-a", Mode.NAMED); StandaloneLocks b = instance("killed-b", Mode.NAMED)) {
             LeaderElection onA = a.locks.election(role);
             LeaderElection onB = b.locks.election(role);
-            AtomicBoolean stop = new AtomicBoolean();
-            AtomicInteger bothLead = new AtomicInteger();
-            CompletableFuture<Void> sampler = Background.run(() -> {
-                while (!stop.get()) {
-                    if (onA.isLeader() && onB.isLeader()) {
-                        bothLead.incrementAndGet();
-                    }
-                }
-            });
+            BothLead bothLead = new BothLead(onA, onB);
             try {
                 onA.join();
                 LockApp.await("a leader", Duration.ofSeconds(10), onA::isLeader);
@@ -268,12 +251,11 @@ class LeaderElectionTest {
                         .filter(e -> e instanceof LeadershipRevoked r && r.term() == first).findFirst().orElseThrow();
                 assertThat(revoked.reason()).isEqualTo(Reason.LOST);
             } finally {
-                stop.set(true);
-                sampler.get(10, TimeUnit.SECONDS);
+                bothLead.stop();
                 onA.close();
                 onB.close();
             }
-            assertThat(bothLead.get()).as("moments when both instances said they led").isZero();
+            assertThat(bothLead.moments()).as("moments when both instances said they led").isZero();
         }
     }
 
@@ -323,6 +305,32 @@ class LeaderElectionTest {
         assertThat(election.term()).isEmpty();
         election.close(); // never joined: nothing to do
         assertThat(election.role()).isEqualTo("lead:bad");
+    }
+
+    /** A thread that samples two instances' isLeader() until stopped, counting the moments both said they led. */
+    private static final class BothLead {
+        private final AtomicBoolean stop = new AtomicBoolean();
+        private final AtomicInteger moments = new AtomicInteger();
+        private final CompletableFuture<Void> sampler;
+
+        BothLead(LeaderElection one, LeaderElection other) {
+            sampler = Background.run(() -> {
+                while (!stop.get()) {
+                    if (one.isLeader() && other.isLeader()) {
+                        moments.incrementAndGet();
+                    }
+                }
+            });
+        }
+
+        void stop() throws Exception {
+            stop.set(true);
+            sampler.get(10, TimeUnit.SECONDS);
+        }
+
+        int moments() {
+            return moments.get();
+        }
     }
 
     private static StandaloneLocks instance(String id, Mode mode) {

@@ -21,7 +21,7 @@ public final class Coordination implements AutoCloseable {
     private final LockManager locks;
     private final Consumer<Object> electionEvents;
     private final Function<LockHandle, LockLostException> release;
-    private final Election.Confirmation confirmation;
+    private final TermConfirmation confirmation;
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -31,7 +31,7 @@ public final class Coordination implements AutoCloseable {
      * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
-            Function<LockHandle, LockLostException> release, Election.Confirmation confirmation) {
+            Function<LockHandle, LockLostException> release, TermConfirmation confirmation) {
         this.locks = locks;
         this.confirmation = confirmation;
         this.electionEvents = electionEvents;

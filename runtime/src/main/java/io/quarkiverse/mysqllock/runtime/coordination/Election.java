@@ -1,17 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.BiPredicate;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.function.Function;
-import java.util.function.LongSupplier;
 
 import org.jboss.logging.Logger;
 
@@ -37,44 +33,6 @@ public final class Election implements LeaderElection {
     static final Duration CAMPAIGN_SLICE = Duration.ofSeconds(2);
     /** The pause after an acquisition failed for another reason than a busy lock (database down, pool exhausted). */
     static final long FAILURE_PAUSE_MILLIS = 1000;
-    /** How long a graceful end (step-down, leaving) waits for the term's work to stop before giving the lock back. */
-    static final long GRACEFUL_STOP_NANOS = TimeUnit.SECONDS.toNanos(10);
-    /** Beyond the confirmation window, how long a new term waits after its grant (the clocks' and checks' slack). */
-    static final long GRACE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-    /**
-     * Strict leadership (NAMED): a term begins only {@code window} (+ a margin) after its grant, and lasts while its
-     * lock keeps being confirmed on the server within {@code window}; a former leader whose session the server ended
-     * therefore stops leading before the next term can begin, paused or not.
-     *
-     * @param windowNanos the confirmation window when a term is granted; 0 for none (a term begins at its grant and lasts
-     *        while its lock is valid: LEASE, whose validity is bounded in time already, or NAMED's instant hand-over)
-     * @param check whether a handle is valid and was confirmed within so many nanoseconds
-     */
-    public record Confirmation(LongSupplier windowNanos, BiPredicate<LockHandle, Long> check) {
-
-        /** No confirmation: terms begin at their grant. */
-        public static final Confirmation NONE = new Confirmation(() -> 0, (handle, nanos) -> handle.isValid());
-    }
-
-    /**
-     * Work the extension itself runs for each term ({@code @WhileLeader}), told directly rather than through CDI
-     * observers, which an application's failing observer could keep from being told.
-     */
-    public interface TermWork {
-
-        /** The term began: start its work, without blocking. */
-        void start(LeadershipGranted granted);
-
-        /** The term ends: tell its work to stop, without blocking. */
-        void stop(long term);
-
-        /**
-         * Waits up to {@code nanos} for the term's work to stop (never for the calling thread's own); whether it
-         * stopped.
-         */
-        boolean awaitStopped(long term, long nanos);
-    }
 
     private static final Logger LOG = Logger.getLogger(Election.class);
     private static final LockOptions CAMPAIGN = LockOptions.waitingUpTo(CAMPAIGN_SLICE).withoutNesting();
@@ -87,8 +45,8 @@ public final class Election implements LeaderElection {
     private final Function<LockHandle, LockLostException> release;
     /** Whether the manager is closed: then the election campaigns no more, and cannot be joined again. */
     private final BooleanSupplier managerClosed;
-    private final Confirmation confirmation;
-    private final List<TermWork> work = new CopyOnWriteArrayList<>();
+    private final TermConfirmation confirmation;
+    private final TermWorks work;
 
     // Guarded by this.
     private boolean joined;
@@ -101,8 +59,9 @@ public final class Election implements LeaderElection {
      * loss, if it was lost before or by the release: the reason of a term that ends.
      */
     public Election(LockManager locks, String role, Consumer<Object> events,
-            Function<LockHandle, LockLostException> release, BooleanSupplier managerClosed, Confirmation confirmation) {
+            Function<LockHandle, LockLostException> release, BooleanSupplier managerClosed, TermConfirmation confirmation) {
         this.locks = locks;
+        this.work = new TermWorks(role);
         this.confirmation = confirmation;
         this.release = release;
         this.managerClosed = managerClosed;
@@ -317,13 +276,7 @@ public final class Election implements LeaderElection {
         // before the grant is announced: a loss while observers run ends the term at once
         handle.onLost(loss -> end(term, Reason.LOST, loss));
         LeadershipGranted granted = new LeadershipGranted(role, number);
-        for (TermWork termWork : work) {
-            try {
-                termWork.start(granted);
-            } catch (RuntimeException | Error e) {
-                LOG.errorf(e, "Election of '%s': the work of term %d could not be started", role, number);
-            }
-        }
+        work.start(granted);
         fire(granted);
         if (!awaitEnd(term)) {
             stopCampaign(); // interrupted: this thread campaigns no more
@@ -331,12 +284,7 @@ public final class Election implements LeaderElection {
         }
         awaitUninterruptibly(term.done); // another thread may still be ending it
         // the term's work stops before this instance campaigns again: it never runs twice at once
-        for (TermWork termWork : work) {
-            while (!termWork.awaitStopped(number, GRACEFUL_STOP_NANOS)) {
-                LOG.warnf("Election of '%s': the work of term %d still runs %d s after the term ended; this instance"
-                        + " campaigns again once it stops", role, number, TimeUnit.NANOSECONDS.toSeconds(GRACEFUL_STOP_NANOS));
-            }
-        }
+        work.awaitStopped(number);
         fire(new LeadershipRevoked(role, number, term.reason, term.loss));
     }
 
@@ -362,24 +310,19 @@ public final class Election implements LeaderElection {
      * left, or no confirmation came.
      */
     private synchronized boolean graceOver(LockHandle handle, long window) {
-        long begins = System.nanoTime() + window + GRACE_MARGIN_NANOS;
+        long begins = System.nanoTime() + window + TermConfirmation.GRACE_MARGIN_NANOS;
         long givesUp = begins + window;
         try {
             long now;
             while (campaigning() && handle.isValid() && ((now = System.nanoTime()) - begins < 0
                     || (!confirmation.check().test(handle, window) && now - givesUp < 0))) {
-                TimeUnit.NANOSECONDS.timedWait(this, pollNanos(window));
+                TimeUnit.NANOSECONDS.timedWait(this, TermConfirmation.pollNanos(window));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return false;
         }
         return campaigning() && confirmation.check().test(handle, window);
-    }
-
-    /** How often a strict term's confirmation is looked at: a tenth of its window, at most 100 ms. */
-    private static long pollNanos(long window) {
-        return Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(window / 10, TimeUnit.MILLISECONDS.toNanos(100)));
     }
 
     /**
@@ -396,7 +339,7 @@ public final class Election implements LeaderElection {
                     if (term.window == 0) {
                         wait();
                     } else {
-                        TimeUnit.NANOSECONDS.timedWait(this, pollNanos(term.window));
+                        TimeUnit.NANOSECONDS.timedWait(this, TermConfirmation.pollNanos(term.window));
                     }
                     if (current != term) {
                         return true;
@@ -407,11 +350,7 @@ public final class Election implements LeaderElection {
                 }
             }
             if (term.window > 0 && !confirmation.check().test(term.handle, term.window)) {
-                end(term, Reason.LOST, new LockLostException(lockName, LockLostException.Reason.CONNECTION_LOST,
-                        "Lock '" + lockName + "' was not confirmed on the server within "
-                                + TimeUnit.NANOSECONDS.toMillis(term.window) + " ms (two keepalive intervals): this"
-                                + " instance stops leading before another could begin a term",
-                        null));
+                end(term, Reason.LOST, TermConfirmation.unconfirmed(lockName, term.window));
             }
         }
     }
@@ -424,18 +363,10 @@ public final class Election implements LeaderElection {
         if (!term.ended.compareAndSet(false, true)) {
             return;
         }
-        for (TermWork termWork : work) {
-            termWork.stop(term.number);
-        }
+        work.stop(term.number);
         if (reason != Reason.LOST) {
             // a graceful end gives the lock back once the term's work stopped, so that the next leader's never overlaps it
-            for (TermWork termWork : work) {
-                if (!termWork.awaitStopped(term.number, GRACEFUL_STOP_NANOS)) {
-                    LOG.warnf("Election of '%s': the work of term %d did not stop within %d s of its %s; the lock is"
-                            + " given back anyway", role, term.number, TimeUnit.NANOSECONDS.toSeconds(GRACEFUL_STOP_NANOS),
-                            reason == Reason.LEFT ? "leaving" : "step-down");
-                }
-            }
+            work.awaitStoppedBriefly(term.number, reason == Reason.LEFT ? "leaving" : "step-down");
         }
         LockLostException found = null;
         try {

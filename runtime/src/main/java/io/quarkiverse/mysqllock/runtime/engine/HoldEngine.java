@@ -16,7 +16,8 @@ public interface HoldEngine<L extends HeldLock> {
      * Moves the end of the lock's lease to {@code atMostForNanos} from now, if it has a lease end ({@code atMostFor});
      * a lock without one (a named lock, a renewed lease) lasts until it is released and needs nothing.
      *
-     * @return false if the database could not be asked: the lock keeps its former end
+     * @return false if the database did not answer: the lock then counts as ending at the earlier of its former end and
+     *         the new one
      * @throws io.quarkiverse.mysqllock.LockLostException if the lock is found lost
      */
     default boolean extend(L lock, long atMostForNanos) {

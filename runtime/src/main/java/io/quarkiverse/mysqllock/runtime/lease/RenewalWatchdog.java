@@ -97,7 +97,8 @@ final class RenewalWatchdog {
      * length, on the caller's thread. Extensions of one lease run one at a time, so that its confirmed end is always
      * that of the statement the server ran last.
      *
-     * @return true if extended, false if the database could not be asked (the lease keeps its former end)
+     * @return true if extended, false if the database did not answer (the lease then counts as ending at the earlier of
+     *         its former end and the new one)
      * @throws LockLostException if the lease is lost, found before or by the statement
      */
     boolean extend(Lease lease, long lengthNanos) {

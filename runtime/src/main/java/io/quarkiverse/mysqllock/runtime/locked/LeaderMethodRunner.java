@@ -14,6 +14,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LeadershipGranted;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.runtime.coordination.Election;
+import io.quarkiverse.mysqllock.runtime.coordination.TermWork;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.InstanceHandle;
 import io.quarkus.runtime.ShutdownEvent;
@@ -64,7 +65,7 @@ public class LeaderMethodRunner {
     }
 
     /** The work of one role's terms: a thread per method. */
-    private final class Work implements Election.TermWork {
+    private final class Work implements TermWork {
 
         private final List<LeaderMethod> ofRole;
         /** The current term's threads, and its number; guarded by this. */
