@@ -22,7 +22,8 @@ import io.quarkus.test.QuarkusUnitTest;
 /**
  * A lease row held by a user transaction for longer than the ttl (a locking read of the fence, acquireForTransaction on
  * a leased name) costs that lease only: the others the instance holds go on being renewed. (Renewal was one statement
- * per 2,000 leases, which waited for the one locked row until every lease of the batch expired.)
+ * per 2,000 leases, which waited for the one locked row until every lease of the batch expired.) A release refused
+ * by a row lock is tried again once the row is free, rather than leave the lease taken by nobody until its ttl.
  */
 class RenewalUnderRowLocksTest {
 
@@ -59,6 +60,34 @@ class RenewalUnderRowLocksTest {
             assertThat(othersLost).isEmpty();
             blocked.release();
         }
+    }
+
+    @Test
+    void aReleaseRefusedByARowLockIsDoneOnceTheRowIsFree() throws Exception {
+        // the server's row-lock wait for new sessions, 1 s (50 s by default): the release's statement is refused soon
+        ServerState.update("SET GLOBAL innodb_lock_wait_timeout = 1");
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("release-row-locked").mode(Mode.LEASE).table(TABLE)
+                .ttl(Duration.ofSeconds(30)).start()) {
+            LockHandle held = instance.locks.acquire("rowlock:release", Duration.ZERO);
+            try (Connection transaction = TestDatabase.shared().connect();
+                    Statement statement = transaction.createStatement()) {
+                transaction.setAutoCommit(false);
+                statement.executeQuery("SELECT fence FROM " + TABLE + " WHERE name = 'rowlock:release' FOR UPDATE").close();
+                held.release();
+                assertThat(owner("rowlock:release")).as("the lease while its row is locked").isNotNull();
+                transaction.rollback();
+            }
+            // once the row is free, the lease ends: not 30 s later, by its ttl
+            LockApp.await("the lease to be given up", Duration.ofSeconds(10), () -> owner("rowlock:release") == null);
+            assertThat(instance.locks.tryAcquire("rowlock:release")).as("taken again at once").isPresent()
+                    .get().satisfies(LockHandle::release);
+        } finally {
+            ServerState.update("SET GLOBAL innodb_lock_wait_timeout = DEFAULT");
+        }
+    }
+
+    private static String owner(String name) {
+        return ServerState.queryString("SELECT owner FROM " + TABLE + " WHERE name = ?", name);
     }
 
     private static long expiresAtMicros(String name) {

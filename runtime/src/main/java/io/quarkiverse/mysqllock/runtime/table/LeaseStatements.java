@@ -8,6 +8,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
@@ -29,6 +30,8 @@ public final class LeaseStatements {
     private static final Logger LOG = Logger.getLogger("io.quarkiverse.mysqllock.runtime.lease.LeaseEngine");
     private static final int DEADLOCK_RETRIES = 10;
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
+    /** How many times a release refused by a row lock is tried again, each waiting for the row. */
+    private static final int ROW_LOCKED_GIVE_UP_ATTEMPTS = 5;
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -227,6 +230,12 @@ public final class LeaseStatements {
                 if (readOnly) {
                     connections.readOnlyFound("release of lease '" + lease.name() + "'");
                 }
+                if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
+                    // refused, nothing changed: the row is locked (a transaction reading the fence, a Galera node
+                    // applying the others' commits); the lease is given up once the row is free, off this thread
+                    giveUpOnceTheRowIsFree(lease, e);
+                    return -1;
+                }
                 if (!(readOnly || SqlErrors.isConnectionFailure(e)) || attempt >= MAX_STALE_CONNECTIONS) {
                     LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
                             SqlErrors.describe(e));
@@ -237,6 +246,42 @@ public final class LeaseStatements {
                         e.getMessage());
                 return -1;
             }
+        }
+    }
+
+    /**
+     * Gives the lease up off the caller's thread, each attempt waiting for the row as long as the server lets a statement
+     * wait, a few times; if the row stays locked, the lease ends by itself when it expires. A late give-up is safe: the
+     * owner token is unique to this acquisition, so it ends nothing but this lease.
+     */
+    private void giveUpOnceTheRowIsFree(OwnedLease lease, SQLException refusal) {
+        LOG.debugf("The release of lease '%s' was refused (%s): it is tried again once the row is free", lease.name(),
+                SqlErrors.describe(refusal));
+        try {
+            connections.executor().execute(() -> {
+                SQLException last = refusal;
+                for (int attempt = 1; attempt <= ROW_LOCKED_GIVE_UP_ATTEMPTS; attempt++) {
+                    ConnectionSource.Borrowed borrowed = null;
+                    try {
+                        borrowed = connections.borrowForStatements(lease.name(), 0);
+                        giveUp(borrowed.raw(), lease);
+                        connections.giveBack(borrowed);
+                        return;
+                    } catch (SQLException e) {
+                        if (borrowed != null) {
+                            connections.discard(borrowed.pooled());
+                        }
+                        last = e;
+                    } catch (RuntimeException e) {
+                        break;
+                    }
+                }
+                LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
+                        SqlErrors.describe(last));
+            });
+        } catch (RejectedExecutionException shutDown) {
+            LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
+                    SqlErrors.describe(refusal));
         }
     }
 
