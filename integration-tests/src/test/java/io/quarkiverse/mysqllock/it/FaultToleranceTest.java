@@ -13,16 +13,15 @@ import org.eclipse.microprofile.faulttolerance.exceptions.TimeoutException;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.Background;
-import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.test.Await;
-import io.quarkiverse.mysqllock.test.MariaDbTestResource;
-import io.quarkus.test.common.WithTestResource;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
+import io.quarkiverse.mysqllock.testing.LockFaults;
 import io.quarkus.test.junit.QuarkusTest;
 
 @QuarkusTest
-@WithTestResource(MariaDbTestResource.class)
+@EmbeddedMariaDb
 class FaultToleranceTest {
 
     @Inject
@@ -31,20 +30,23 @@ class FaultToleranceTest {
     @Inject
     LockManager locks;
 
+    @Inject
+    LockFaults faults;
+
     @Test
     void retryRetriesTheAcquisitionUntilTheLockIsFree() throws Exception {
-        LockHandle holder = holdElsewhere("resilient:r1");
+        LockFaults.Busy holder = faults.makeBusy("resilient:r1");
         CompletableFuture<String> call = Background.supply(() -> orders.retried("r1"));
         Thread.sleep(300); // a few attempts fail while the lock is held: that is the behaviour under test
         assertThat(call).isNotDone();
-        holder.release();
+        holder.close();
         assertThat(call.get(10, TimeUnit.SECONDS)).isEqualTo("shipped r1");
     }
 
     @Test
     void fallbackAnswersWhenTheLockIsBusy() throws Exception {
         int runs = orders.runs();
-        try (LockHandle holder = holdElsewhere("resilient:f1")) {
+        try (LockFaults.Busy holder = faults.makeBusy("resilient:f1")) {
             assertThat(Background.supply(() -> orders.withFallback("f1")).get(10, TimeUnit.SECONDS))
                     .isEqualTo("busy, try f1 later");
         }
@@ -56,7 +58,7 @@ class FaultToleranceTest {
     @Test
     void aWaitShorterThanTheTimeoutEndsFirstAndNothingRunsLater() throws Exception {
         int runs = orders.runs();
-        try (LockHandle holder = holdElsewhere("resilient:t1")) {
+        try (LockFaults.Busy holder = faults.makeBusy("resilient:t1")) {
             CompletableFuture<String> call = orders.waitShorterThanTimeout("t1").subscribeAsCompletionStage();
             ExecutionException failure = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
                     () -> call.get(10, TimeUnit.SECONDS));
@@ -74,9 +76,5 @@ class FaultToleranceTest {
         assertThat(failure.getCause()).isInstanceOf(TimeoutException.class);
         Await.until("the lock to be released when the body ends", Duration.ofSeconds(10),
                 () -> !locks.isLocked("resilient:t2"));
-    }
-
-    private LockHandle holdElsewhere(String name) throws Exception {
-        return Background.supply(() -> locks.acquire(name, Duration.ZERO)).get(10, TimeUnit.SECONDS);
     }
 }

@@ -7,13 +7,12 @@ import static org.hamcrest.Matchers.hasItem;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.MariaDbTestResource;
-import io.quarkus.test.common.WithTestResource;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** The locks' readiness check over HTTP. */
 @QuarkusTest
-@WithTestResource(MariaDbTestResource.class)
+@EmbeddedMariaDb
 class HealthTest {
 
     @Test

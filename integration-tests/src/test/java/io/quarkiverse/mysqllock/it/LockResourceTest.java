@@ -15,12 +15,11 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.Await;
-import io.quarkiverse.mysqllock.test.MariaDbTestResource;
-import io.quarkus.test.common.WithTestResource;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
 @QuarkusTest
-@WithTestResource(MariaDbTestResource.class)
+@EmbeddedMariaDb
 class LockResourceTest {
 
     @Test

@@ -11,13 +11,12 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.Background;
-import io.quarkiverse.mysqllock.test.MariaDbTestResource;
-import io.quarkus.test.common.WithTestResource;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** Lock metrics scraped from the Prometheus endpoint: by outcome, engine and datasource, never by lock name. */
 @QuarkusTest
-@WithTestResource(MariaDbTestResource.class)
+@EmbeddedMariaDb
 class MetricsTest {
 
     private static final String TAGS = "datasource=\"<default>\",engine=\"named\"";

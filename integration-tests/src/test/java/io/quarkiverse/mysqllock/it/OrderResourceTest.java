@@ -14,13 +14,12 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.Await;
-import io.quarkiverse.mysqllock.test.MariaDbTestResource;
-import io.quarkus.test.common.WithTestResource;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
 /** @Locked REST endpoints keyed by a path parameter, blocking and reactive. */
 @QuarkusTest
-@WithTestResource(MariaDbTestResource.class)
+@EmbeddedMariaDb
 class OrderResourceTest {
 
     @Test

@@ -392,6 +392,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return engine.mode();
     }
 
+    /** The name the server knows a lock by (the namespace's prefix; long or unusual names hashed). */
+    public String serverName(String name) {
+        return names.serverName(name);
+    }
+
     /** The engine in use (choosing it now if it was not chosen yet). */
     public LockEngine engine() {
         LockEngine inner = engine instanceof MeteredEngine metered ? metered.delegate() : engine;

@@ -44,6 +44,11 @@ public interface LockEngine extends AutoCloseable {
      */
     EngineHealth health();
 
+    /** The engine's periodic work (renewals, keepalive checks), for the test kit to pause or run now; null if none. */
+    default PeriodicWork periodicWork() {
+        return null;
+    }
+
     @Override
     void close();
 }

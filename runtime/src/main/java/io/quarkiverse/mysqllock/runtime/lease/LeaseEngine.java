@@ -18,6 +18,7 @@ import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
@@ -60,6 +61,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final ClockCheck clock;
     private final RenewalWatchdog watchdog;
     private volatile boolean closed;
+    private final String tableName;
     /** This instance's membership of its fleet: leases are taken only while it is confirmed. */
     private final Membership membership;
 
@@ -83,6 +85,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             }
         });
         this.connections = connections;
+        this.tableName = table.name();
         this.statements = new LeaseStatements(connections, table);
         this.administration = new LeaseAdministration(connections, table);
         this.batches = new LeaseBatches(connections, statements);
@@ -324,6 +327,16 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
      * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
      * clock since the previous check (a clock step would end leases early or late).
      */
+    /** The lock table, as statements name it. */
+    public String tableName() {
+        return tableName;
+    }
+
+    @Override
+    public PeriodicWork periodicWork() {
+        return watchdog.work();
+    }
+
     @Override
     public EngineHealth health() {
         return clock.health(leases::size);

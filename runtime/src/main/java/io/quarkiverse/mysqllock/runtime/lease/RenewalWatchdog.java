@@ -54,12 +54,16 @@ final class RenewalWatchdog {
         long period = renewIntervalNanos;
         watchdog.every(period, period, "renewal of its leases", this::renewAll);
         long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
-        watchdog.every(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
+        watchdog.everyUnpaused(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }
 
     /** More periodic work on the watchdog's threads. */
     void alsoEvery(long periodNanos, String what, Runnable work) {
         watchdog.every(periodNanos, periodNanos, what, work);
+    }
+
+    PeriodicWork work() {
+        return watchdog;
     }
 
     void shutdownNow() {

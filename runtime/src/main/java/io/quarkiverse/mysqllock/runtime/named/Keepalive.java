@@ -87,6 +87,10 @@ final class Keepalive {
     }
 
     /** Stops the periodic work and interrupts the checks under way (shutdown). */
+    PeriodicWork work() {
+        return keepalive;
+    }
+
     void shutdownNow() {
         keepalive.shutdownNow();
         checks.shutdownNow();

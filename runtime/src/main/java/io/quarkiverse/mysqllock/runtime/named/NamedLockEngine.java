@@ -10,6 +10,7 @@ import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -177,6 +178,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         throw new UnsupportedOperationException("forceRelease is for the LEASE engine. Named lock '" + lock.name()
                 + "' belongs to a server session, which the server alone can end: KILL <connection id> ends it (inspect()"
                 + " names the holder's connection), and its holder is told through onLost");
+    }
+
+    @Override
+    public PeriodicWork periodicWork() {
+        return keepalive.work();
     }
 
     @Override

@@ -1,0 +1,149 @@
+package io.quarkiverse.mysqllock.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
+import io.quarkiverse.mysqllock.testing.LockAssert;
+import io.quarkiverse.mysqllock.testing.LockFaults;
+import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
+
+/**
+ * The test kit (quarkus-mysql-lock-test) as users use it, on the NAMED engine (the application's own choice on one
+ * server): faults made as the real failures are, and the assertions. {@link Lease} runs the same on LEASE.
+ */
+@QuarkusTest
+@EmbeddedMariaDb
+class TestKitTest {
+
+    @Inject
+    LockManager locks;
+
+    @Inject
+    LockFaults faults;
+
+    @Inject
+    OrderResource orders;
+
+    @Test
+    void theApplicationRunsOnTheEngineUnderTest() {
+        assertThat(faults.engine()).isEqualTo(expectedEngine());
+    }
+
+    @Test
+    void aLostLockTellsItsHolder() throws Exception {
+        CompletableFuture<LockLostException> told = new CompletableFuture<>();
+        LockHandle handle = locks.acquire("kit:lose", Duration.ZERO).onLost(told::complete);
+        faults.loseLock("kit:lose");
+        assertThat(told.get(10, TimeUnit.SECONDS).lockName()).isEqualTo("kit:lose");
+        assertThat(handle.isValid()).isFalse();
+        handle.release();
+        // the name is free again: the next holder gets it, with a greater fencing token
+        try (LockHandle next = locks.acquire("kit:lose", Duration.ofSeconds(5))) {
+            assertThat(next.isValid()).isTrue();
+        }
+        LockAssert.assertNoLockHeld();
+    }
+
+    @Test
+    void losingALockNobodyHoldsIsRefused() {
+        assertThatThrownBy(() -> faults.loseLock("kit:nobody")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("kit:nobody");
+    }
+
+    @Test
+    void aBusyNameRefusesTheApplicationUntilReleased() {
+        long busyToken;
+        try (LockFaults.Busy busy = faults.makeBusy("kit:busy")) {
+            busyToken = busy.fencingToken();
+            assertThat(locks.tryAcquire("kit:busy")).isEmpty();
+            assertThatThrownBy(() -> locks.acquire("kit:busy", Duration.ZERO))
+                    .isInstanceOfSatisfying(LockNotAcquiredException.class,
+                            e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY));
+            assertThatThrownBy(() -> faults.makeBusy("kit:busy")).isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining("held already");
+        }
+        try (LockHandle handle = locks.acquire("kit:busy", Duration.ZERO)) {
+            assertThat(handle.fencingToken()).isGreaterThan(busyToken);
+        }
+    }
+
+    @Test
+    void assertRunsUnderLockSeesTheLockOfALockedMethod() throws Exception {
+        assertThat(LockAssert.assertRunsUnderLock("order:kit-1", () -> orders.ship("kit-1", 0)))
+                .containsEntry("order", "kit-1");
+        assertThatThrownBy(() -> LockAssert.assertRunsUnderLock("order:kit-2", () -> orders.ship("kit-3", 0)))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("order:kit-2").hasMessageContaining("order:kit-3");
+        assertThatThrownBy(() -> LockAssert.assertRunsUnderLock("order:kit-2", () -> "no lock"))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("no lock");
+    }
+
+    @Test
+    void assertNoLockHeldNamesWhatIsHeld() {
+        try (LockHandle handle = locks.acquire("kit:left", Duration.ZERO)) {
+            LockAssert.assertHeld("kit:left");
+            assertThatThrownBy(LockAssert::assertNoLockHeld).isInstanceOf(AssertionError.class)
+                    .hasMessageContaining("kit:left");
+        }
+        LockAssert.assertNoLockHeld();
+        assertThatThrownBy(() -> LockAssert.assertHeld("kit:left")).isInstanceOf(AssertionError.class);
+    }
+
+    @Test
+    void pausedRenewalsCostTheLeasesOnLeaseAndNothingOnNamed() throws Exception {
+        CompletableFuture<LockLostException> told = new CompletableFuture<>();
+        LockHandle handle = locks.acquire("kit:paused", Duration.ZERO).onLost(told::complete);
+        try (LockFaults.Pause pause = faults.pauseRenewals()) {
+            if (expectedEngine() == LockMode.LEASE) {
+                // the ttl (2 s) runs out without a renewal: the holder sees it by its own clock
+                assertThat(told.get(10, TimeUnit.SECONDS).lockName()).isEqualTo("kit:paused");
+                assertThat(handle.isValid()).isFalse();
+            } else {
+                // the server keeps a live session's named lock without keepalives
+                assertThat(handle.isValid()).isTrue();
+                assertThat(locks.holders()).anyMatch(info -> info.name().equals("kit:paused"));
+            }
+        }
+        handle.release();
+    }
+
+    LockMode expectedEngine() {
+        return LockMode.NAMED;
+    }
+
+    /** The same tests on the LEASE engine, with a 2 s ttl. */
+    @QuarkusTest
+    @EmbeddedMariaDb
+    @TestProfile(Lease.Profile.class)
+    static class Lease extends TestKitTest {
+
+        public static class Profile implements QuarkusTestProfile {
+            @Override
+            public Map<String, String> getConfigOverrides() {
+                return Map.of("quarkus.mysql-lock.mode", "lease", "quarkus.mysql-lock.lease.ttl", "2s",
+                        "quarkus.mysql-lock.lease.table", "kit_lock");
+            }
+        }
+
+        @Override
+        LockMode expectedEngine() {
+            return LockMode.LEASE;
+        }
+    }
+}

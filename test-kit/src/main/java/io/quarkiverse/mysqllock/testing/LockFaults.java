@@ -1,0 +1,258 @@
+package io.quarkiverse.mysqllock.testing;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+import jakarta.inject.Singleton;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
+import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
+
+/**
+ * Faults for an application's own tests, made as the real failures are made, so that the code that handles them
+ * ({@code onLost} listeners, {@code LockLostException}, {@code @Retry}/{@code @Fallback}, fencing) runs as it would in
+ * production. Inject it in a {@code @QuarkusTest} ({@code @Inject LockFaults faults}); it acts on the default
+ * datasource's {@link LockManager}, {@link #on(LockManager)} on another's. Available in tests only: the extension
+ * registers the bean only when the application runs for tests.
+ */
+@Singleton
+public class LockFaults {
+
+    /** How long a fault waits for this instance's holders to be told of a loss it caused. */
+    private static final Duration TOLD_WITHIN = Duration.ofSeconds(10);
+
+    private final MySqlLockManager locks;
+
+    @Inject
+    public LockFaults(LockManager locks) {
+        this.locks = manager(locks);
+    }
+
+    /** The faults of another datasource's lock manager. */
+    public LockFaults on(LockManager other) {
+        return new LockFaults(other);
+    }
+
+    /**
+     * Loses the lock of this name as the real failure would: on NAMED the server ends the holder's session (as a
+     * {@code KILL}, a restart or a network cut does: every lock of that session is lost), on LEASE the lease ends on
+     * the server (as when renewals could not reach it for a whole ttl). Returns once this instance's holder was told
+     * (its {@code isValid()} false, its {@code onLost} listeners called or being called on
+     * their own threads); a holder in another process learns of it at its next keepalive or renewal.
+     *
+     * @throws IllegalStateException if no one holds the lock on the server
+     */
+    public void loseLock(String name) {
+        String serverName = locks.serverName(name);
+        LockEngine engine = locks.engine();
+        boolean heldHere = heldHere(name);
+        try (Connection connection = dataSource().getConnection()) {
+            if (engine instanceof LeaseEngine lease) {
+                endLease(connection, lease.tableName(), name, serverName);
+            } else {
+                killHolderSession(connection, name, serverName);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not lose lock '" + name + "': " + e.getMessage(), e);
+        }
+        PeriodicWork work = engine.periodicWork();
+        if (work != null) {
+            // the keepalive check or the renewal now, rather than at the next period: the holder is told now
+            try {
+                work.runNow();
+            } catch (RuntimeException e) {
+                // a failed check or renewal is what the loss looks like to some of the engine's work
+            }
+        }
+        if (heldHere) {
+            awaitTold(name);
+        }
+    }
+
+    private static void killHolderSession(Connection connection, String name, String serverName) throws SQLException {
+        Long session;
+        try (PreparedStatement statement = connection.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                long id = rs.getLong(1);
+                session = rs.wasNull() ? null : id;
+            }
+        }
+        if (session == null) {
+            throw new IllegalStateException("Lock '" + name + "' is not held on the server: nothing to lose");
+        }
+        try (Statement statement = connection.createStatement()) {
+            statement.execute("KILL CONNECTION " + session);
+        }
+    }
+
+    private static void endLease(Connection connection, String table, String name, String serverName)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET expires_at = UTC_TIMESTAMP(6) WHERE name = ? AND owner IS NOT NULL"
+                + " AND expires_at > UTC_TIMESTAMP(6)")) {
+            statement.setString(1, serverName);
+            if (statement.executeUpdate() == 0) {
+                throw new IllegalStateException("Lock '" + name + "' has no unexpired lease: nothing to lose");
+            }
+        }
+    }
+
+    private boolean heldHere(String name) {
+        return locks.held().stream().anyMatch(info -> info.name().equals(name));
+    }
+
+    private void awaitTold(String name) {
+        long deadline = System.nanoTime() + TOLD_WITHIN.toNanos();
+        while (heldHere(name)) {
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("Lock '" + name + "' was lost on the server, but its holder in this"
+                        + " instance was not told within " + TOLD_WITHIN.toSeconds() + " s");
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("Interrupted while waiting for the loss of '" + name + "' to be told", e);
+            }
+        }
+    }
+
+    /**
+     * Stops the engine's renewals, keepalive checks and membership renewals until the returned pause is closed, as
+     * when the database does not answer them: on LEASE every lease is lost once its ttl runs out (the holder sees it by
+     * its own clock); on NAMED the server keeps the locks of live sessions, but a leadership term ends once its session
+     * went unconfirmed for two keepalive intervals. Use it to test what your code does when renewals fail.
+     */
+    public Pause pauseRenewals() {
+        PeriodicWork work = locks.engine().periodicWork();
+        if (work == null) {
+            throw new IllegalStateException("The " + locks.mode() + " engine has no renewals to pause");
+        }
+        work.pause(true);
+        return () -> work.pause(false);
+    }
+
+    /**
+     * Makes the lock of this name busy until the returned hold is closed: another holder (a thread of the test kit's)
+     * takes it, so the application's acquisitions answer as they do when another replica holds it (a
+     * {@code LockNotAcquiredException} with reason {@code BUSY}, an empty {@code tryAcquire}, a skipped
+     * {@code @Locked} method, a {@code @Retry} that retries).
+     *
+     * @throws IllegalStateException if the lock is held already
+     */
+    public Busy makeBusy(String name) {
+        CompletableFuture<LockHandle> taken = new CompletableFuture<>();
+        CountDownLatch done = new CountDownLatch(1);
+        Thread holder = new Thread(() -> {
+            Optional<LockHandle> handle;
+            try {
+                handle = locks.tryAcquire(name);
+            } catch (RuntimeException e) {
+                taken.completeExceptionally(e);
+                return;
+            }
+            if (handle.isEmpty()) {
+                taken.completeExceptionally(new IllegalStateException("Lock '" + name
+                        + "' is held already: it cannot be made busy"));
+                return;
+            }
+            taken.complete(handle.get());
+            try {
+                done.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                handle.get().release();
+            }
+        }, "lock-faults-busy-" + name);
+        holder.setDaemon(true);
+        holder.start();
+        try {
+            LockHandle handle = taken.get(30, TimeUnit.SECONDS);
+            return new Busy(handle, done, holder);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime
+                    : new IllegalStateException("Could not make '" + name + "' busy", e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            holder.interrupt();
+            throw new IllegalStateException("Could not make '" + name + "' busy within 30 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            holder.interrupt();
+            throw new IllegalStateException("Interrupted while making '" + name + "' busy", e);
+        }
+    }
+
+    /** The engine this manager uses. */
+    public LockMode engine() {
+        return locks.mode();
+    }
+
+    private AgroalDataSource dataSource() {
+        return AgroalDataSourceUtil.dataSourceIfActive(locks.dataSourceName()).orElseThrow(
+                () -> new IllegalStateException("The datasource '" + locks.dataSourceName() + "' is not active"));
+    }
+
+    static MySqlLockManager manager(LockManager locks) {
+        if (locks instanceof MySqlLockManager manager) {
+            return manager;
+        }
+        throw new IllegalArgumentException("LockFaults needs the extension's LockManager (got "
+                + (locks == null ? "null" : locks.getClass().getName()) + ")");
+    }
+
+    /** A pause of the renewals: closing it resumes them. */
+    @FunctionalInterface
+    public interface Pause extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    /** A lock made busy by {@link #makeBusy}: closing it releases the lock. */
+    public static final class Busy implements AutoCloseable {
+
+        private final LockHandle handle;
+        private final CountDownLatch done;
+        private final Thread holder;
+
+        private Busy(LockHandle handle, CountDownLatch done, Thread holder) {
+            this.handle = handle;
+            this.done = done;
+            this.holder = holder;
+        }
+
+        /** The fencing token of the busy hold: the application's next hold of the name gets a greater one. */
+        public long fencingToken() {
+            return handle.fencingToken();
+        }
+
+        /** Releases the lock; returns once it is released. */
+        @Override
+        public void close() {
+            done.countDown();
+            try {
+                holder.join(TimeUnit.SECONDS.toMillis(30));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
