@@ -100,6 +100,41 @@ class DocsTest {
         assertThat(broken).isEmpty();
     }
 
+    static final Pattern INCLUDE_EXAMPLE = Pattern.compile("include::example\\$([^\\[]+)\\[(?:tags?=([^\\]]+))?\\]");
+
+    /**
+     * Every example a page includes exists under modules/ROOT/examples (which the integration tests' application
+     * compiles and runs), with the tags the page names.
+     */
+    @Test
+    void includedExamplesExistWithTheirTags() throws IOException {
+        List<String> broken = new ArrayList<>();
+        int checked = 0;
+        try (Stream<Path> pages = Files.list(PAGES)) {
+            for (Path page : pages.filter(file -> file.toString().endsWith(".adoc")).toList()) {
+                Matcher include = INCLUDE_EXAMPLE.matcher(Files.readString(page));
+                while (include.find()) {
+                    checked++;
+                    Path example = ROOT.resolve("examples").resolve(include.group(1));
+                    if (!Files.exists(example)) {
+                        broken.add(page.getFileName() + " -> " + include.group(1) + " (no such file)");
+                        continue;
+                    }
+                    String source = Files.readString(example);
+                    if (include.group(2) != null) {
+                        for (String tag : include.group(2).split("[;,]")) {
+                            if (!source.contains("tag::" + tag + "[]") || !source.contains("end::" + tag + "[]")) {
+                                broken.add(page.getFileName() + " -> " + include.group(1) + " (no tag " + tag + ")");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(checked).as("example includes checked").isGreaterThanOrEqualTo(2);
+        assertThat(broken).isEmpty();
+    }
+
     /** The ids Asciidoctor gives a page's sections (its default idprefix "_" and idseparator "_"), and explicit ones. */
     static Set<String> ids(String page) {
         Set<String> ids = new HashSet<>();
