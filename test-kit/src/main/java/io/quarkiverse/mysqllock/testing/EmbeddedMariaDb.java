@@ -24,8 +24,10 @@ import io.quarkus.test.common.QuarkusTestResource;
  * }
  * </pre>
  *
- * Opt-in: nothing starts without the annotation, and an application that configures a JDBC URL or uses Dev Services
- * elsewhere is not changed. The JDBC URL matches the driver the application has ({@code jdbc:mariadb:} with
+ * Opt-in: nothing starts without the annotation, and tests without it are not changed. Quarkus decides on a datasource's
+ * Dev Services while it builds the application, before any test resource starts: turn them off for the tests that use
+ * this server ({@code %test.quarkus.datasource.devservices.enabled=false}, as the codestart's project does), or Quarkus
+ * looks for Docker first. The JDBC URL matches the driver the application has ({@code jdbc:mariadb:} with
  * {@code quarkus-jdbc-mariadb}, {@code jdbc:mysql:} with {@code quarkus-jdbc-mysql}). To run the same tests against a
  * server of your own instead, set {@code MYSQL_LOCK_TEST_JDBC_URL} (and {@code MYSQL_LOCK_TEST_USER},
  * {@code MYSQL_LOCK_TEST_PASSWORD}).
