@@ -19,7 +19,8 @@ import jakarta.interceptor.InterceptorBinding;
  * Works on {@code void} methods, methods returning a value or an {@code Optional}, and asynchronous methods returning
  * {@code CompletionStage} or {@code Uni}: the lock is then held until the result completes (for {@code Uni}, from
  * subscription to termination or cancellation). A lock lost while the method ran is never hidden: the call throws
- * {@link LockLostException} after the method returns (an asynchronous result fails with it). {@code Multi} is refused at build time. Everything is checked when the
+ * {@link LockLostException} after the method returns (an asynchronous result fails with it). {@code Multi} is refused at build
+ * time. Everything is checked when the
  * application is built: a template naming a parameter or property that does not exist, a private or static method,
  * or a bad duration fails the build with a message naming the method.
  * <p>

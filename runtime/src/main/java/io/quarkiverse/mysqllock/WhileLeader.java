@@ -16,7 +16,7 @@ import java.lang.annotation.Target;
  * void bill(long term) throws InterruptedException {
  *     while (true) {
  *         billNextBatch(term); // fence the work with the term
- *         Thread.sleep(1000);  // an interrupt ends the term's work
+ *         Thread.sleep(1000); // an interrupt ends the term's work
  *     }
  * }
  * </pre>

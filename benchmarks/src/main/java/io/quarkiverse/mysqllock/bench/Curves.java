@@ -255,7 +255,8 @@ final class Curves {
     }
 
     private Map<String, Object> tableSize(String table) throws SQLException {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT TABLE_ROWS, DATA_LENGTH, INDEX_LENGTH, DATA_FREE"
                         + " FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = '" + table
                         + "'")) {
@@ -282,7 +283,8 @@ final class Curves {
 
     /** The server's count of statements so far. */
     static long questions(AgroalDataSource dataSource) throws SQLException {
-        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery(
                         "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'QUESTIONS'")) {
             rs.next();

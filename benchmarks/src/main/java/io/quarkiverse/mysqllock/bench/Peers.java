@@ -37,11 +37,13 @@ final class Peers {
                 + " locked_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), locked_by VARCHAR(255) NOT NULL,"
                 + " PRIMARY KEY (name))");
         JdbcLockProvider provider = new JdbcLockProvider(dataSource);
-        return Subject.of("ShedLock JDBC " + version(JdbcLockProvider.class, "net.javacrumbs.shedlock", "shedlock-provider-jdbc"), lockName -> () -> {
-            Optional<SimpleLock> lock = provider
-                    .lock(new LockConfiguration(Instant.now(), lockName, Duration.ofSeconds(30), Duration.ZERO));
-            lock.orElseThrow(() -> new IllegalStateException("ShedLock refused " + lockName)).unlock();
-        });
+        return Subject.of(
+                "ShedLock JDBC " + version(JdbcLockProvider.class, "net.javacrumbs.shedlock", "shedlock-provider-jdbc"),
+                lockName -> () -> {
+                    Optional<SimpleLock> lock = provider
+                            .lock(new LockConfiguration(Instant.now(), lockName, Duration.ofSeconds(30), Duration.ZERO));
+                    lock.orElseThrow(() -> new IllegalStateException("ShedLock refused " + lockName)).unlock();
+                });
     }
 
     /** Spring Integration's {@code JdbcLockRegistry} over {@code DefaultLockRepository} and its MySQL schema. */
@@ -61,13 +63,16 @@ final class Peers {
         repository.afterPropertiesSet();
         repository.afterSingletonsInstantiated();
         JdbcLockRegistry registry = new JdbcLockRegistry(repository);
-        return Subject.of("Spring Integration JdbcLockRegistry " + version(JdbcLockRegistry.class, "org.springframework.integration", "spring-integration-jdbc"), lockName -> () -> {
-            Lock lock = registry.obtain(lockName);
-            if (!lock.tryLock()) {
-                throw new IllegalStateException("JdbcLockRegistry refused " + lockName);
-            }
-            lock.unlock();
-        });
+        return Subject.of(
+                "Spring Integration JdbcLockRegistry "
+                        + version(JdbcLockRegistry.class, "org.springframework.integration", "spring-integration-jdbc"),
+                lockName -> () -> {
+                    Lock lock = registry.obtain(lockName);
+                    if (!lock.tryLock()) {
+                        throw new IllegalStateException("JdbcLockRegistry refused " + lockName);
+                    }
+                    lock.unlock();
+                });
     }
 
     /** Redisson's {@code RLock} (watchdog-renewed) on a local Redis. */

@@ -125,7 +125,8 @@ final class CoordinationRuns {
             }
             md.append('\n');
         }
-        md.append("## Leader failover: the leader process SIGKILLed\n\n| engine | failovers (ms) | median | max |\n|---|---|---|---|\n");
+        md.append(
+                "## Leader failover: the leader process SIGKILLed\n\n| engine | failovers (ms) | median | max |\n|---|---|---|---|\n");
         for (Map<String, Object> f : failovers) {
             md.append("| ").append(f.get("engine")).append(f.get("leaseTtlMillis") == null ? ""
                     : " (ttl " + f.get("leaseTtlMillis") + " ms)").append(" | ").append(f.get("failoverMillis"))

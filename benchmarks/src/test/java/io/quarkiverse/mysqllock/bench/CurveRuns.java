@@ -208,7 +208,8 @@ final class CurveRuns {
 
         static ServerUse now(TestDatabase db) throws SQLException {
             long statements;
-            try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+            try (Connection connection = db.connect();
+                    Statement statement = connection.createStatement();
                     ResultSet rs = statement.executeQuery("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
                             + " WHERE VARIABLE_NAME = 'QUESTIONS'")) {
                 rs.next();

@@ -169,7 +169,8 @@ final class Report {
             if (redisson > 0) {
                 ratio(targets, "NAMED ≥ 1.0 × Redisson, " + threads + " thread(s)", named, redisson, 1.0);
             } else {
-                targets.add(new String[] { "NAMED ≥ 1.0 × Redisson, " + threads + " thread(s)", "Redis unavailable", "not measured" });
+                targets.add(new String[] { "NAMED ≥ 1.0 × Redisson, " + threads + " thread(s)", "Redis unavailable",
+                        "not measured" });
             }
         }
         JsonNode locked = report.get("scenarios").get("locked");
@@ -187,8 +188,10 @@ final class Report {
                 share <= 0.05 ? "yes" : "**no**" });
         long namedHandOff = report.get("contended named").get("handOffP50Micros").asLong();
         long leaseHandOff = report.get("contended lease").get("handOffP50Micros").asLong();
-        targets.add(new String[] { "hand-off p50 NAMED ≤ 2 ms", namedHandOff + " µs", namedHandOff <= 2000 ? "yes" : "**no**" });
-        targets.add(new String[] { "hand-off p50 LEASE ≤ 20 ms", leaseHandOff + " µs", leaseHandOff <= 20000 ? "yes" : "**no**" });
+        targets.add(
+                new String[] { "hand-off p50 NAMED ≤ 2 ms", namedHandOff + " µs", namedHandOff <= 2000 ? "yes" : "**no**" });
+        targets.add(
+                new String[] { "hand-off p50 LEASE ≤ 20 ms", leaseHandOff + " µs", leaseHandOff <= 20000 ? "yes" : "**no**" });
         JsonNode named = report.get("hold-many named");
         long pinned = named.get("pinnedConnections").asLong();
         boolean allHeld = named.get("held").asLong() == named.get("locks").asLong();

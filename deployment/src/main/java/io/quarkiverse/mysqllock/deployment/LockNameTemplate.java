@@ -43,7 +43,8 @@ final class LockNameTemplate {
                             + " literal brace)");
                 }
                 String expression = template.substring(i + 1, end).strip();
-                if (!expression.matches("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*)*|\\d+(\\.[A-Za-z_$][A-Za-z0-9_$]*)*")) {
+                if (!expression
+                        .matches("[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*)*|\\d+(\\.[A-Za-z_$][A-Za-z0-9_$]*)*")) {
                     throw new IllegalArgumentException("'{" + template.substring(i + 1, end) + "}' is not a parameter"
                             + " name or position followed by .properties");
                 }

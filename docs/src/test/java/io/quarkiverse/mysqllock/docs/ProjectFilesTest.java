@@ -38,7 +38,7 @@ class ProjectFilesTest {
 
     @Test
     void theReleaseWorkflowsUseQuarkiversesAndProjectYmlNamesTheVersions() throws IOException {
-        for (String file : List.of("release-prepare.yml", "release-perform.yml")) {
+        for (String file : List.of("pre-release.yml", "release-prepare.yml", "release-perform.yml")) {
             Map<String, Object> workflow = yaml(GITHUB.resolve("workflows").resolve(file));
             Map<String, Object> jobs = map(workflow.get("jobs"));
             assertThat(jobs).hasSize(1);

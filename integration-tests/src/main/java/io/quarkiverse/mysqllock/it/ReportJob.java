@@ -41,8 +41,9 @@ public class ReportJob {
     @Scheduled(cron = "${lock-demo.cron:off}", identity = "report")
     @Locked(value = "cron:report", onBusy = OnBusy.SKIP)
     void run(ScheduledExecution execution) throws SQLException {
-        try (Connection connection = dataSource.getConnection(); PreparedStatement insert = connection
-                .prepareStatement("INSERT INTO cron_history (tick, instance) VALUES (?, ?)")) {
+        try (Connection connection = dataSource.getConnection();
+                PreparedStatement insert = connection
+                        .prepareStatement("INSERT INTO cron_history (tick, instance) VALUES (?, ?)")) {
             insert.setLong(1, execution.getScheduledFireTime().getEpochSecond());
             insert.setString(2, instance);
             insert.executeUpdate();

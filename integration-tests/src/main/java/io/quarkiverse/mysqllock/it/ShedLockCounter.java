@@ -114,7 +114,8 @@ public class ShedLockCounter {
                 }
             }
             Thread.sleep(1);
-            try (PreparedStatement write = connection.prepareStatement("UPDATE shedlock_counter SET value = ? WHERE name = ?")) {
+            try (PreparedStatement write = connection
+                    .prepareStatement("UPDATE shedlock_counter SET value = ? WHERE name = ?")) {
                 write.setInt(1, value + 1);
                 write.setString(2, COUNTER);
                 write.executeUpdate();

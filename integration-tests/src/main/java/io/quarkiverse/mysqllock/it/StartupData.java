@@ -42,8 +42,9 @@ public class StartupData {
         name.ifPresent(once -> {
             boolean ran = locks.runOnce(once, () -> {
                 LOG.infof("%s is writing the start-up data '%s'", instance, once);
-                try (Connection connection = dataSource.getConnection(); PreparedStatement insert = connection
-                        .prepareStatement("INSERT INTO run_once_history (name, instance) VALUES (?, ?)")) {
+                try (Connection connection = dataSource.getConnection();
+                        PreparedStatement insert = connection
+                                .prepareStatement("INSERT INTO run_once_history (name, instance) VALUES (?, ?)")) {
                     insert.setString(1, once);
                     insert.setString(2, instance);
                     insert.executeUpdate();

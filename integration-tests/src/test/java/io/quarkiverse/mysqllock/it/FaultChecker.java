@@ -150,7 +150,8 @@ final class FaultChecker {
             return "later holder lost the lock before it could act (no fencing token, no write)";
         }
         if (a.acceptedAt == 0) {
-            return a.died ? "earlier holder died before writing" : "earlier holder's write was not accepted (" + a.outcome + ")";
+            return a.died ? "earlier holder died before writing"
+                    : "earlier holder's write was not accepted (" + a.outcome + ")";
         }
         if (a.acceptedAt < b.acquiredAt) {
             return "earlier holder's write took effect before the later holder began";
@@ -181,8 +182,9 @@ final class FaultChecker {
             Map<Long, Section> byFence = new HashMap<>();
             for (Section s : list) {
                 if (s.fence > 0 && byFence.putIfAbsent(s.fence, s) != null && ++duplicates <= 20) {
-                    violations.add("Fence " + s.fence + " of '" + s.name + "' was issued twice: " + describe(byFence.get(s.fence))
-                            + " and " + describe(s));
+                    violations
+                            .add("Fence " + s.fence + " of '" + s.name + "' was issued twice: " + describe(byFence.get(s.fence))
+                                    + " and " + describe(s));
                 }
             }
             // A holder that asked for the lock after another ended must have the greater fence.

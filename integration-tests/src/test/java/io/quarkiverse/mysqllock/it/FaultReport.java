@@ -66,8 +66,9 @@ final class FaultReport {
 
     private static String cell(Object value) {
         if (value instanceof Map<?, ?> map) {
-            return map.isEmpty() ? "-" : map.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
-                    .collect(Collectors.joining("<br>"));
+            return map.isEmpty() ? "-"
+                    : map.entrySet().stream().map(e -> e.getKey() + ": " + e.getValue())
+                            .collect(Collectors.joining("<br>"));
         }
         return value == null ? "-" : String.valueOf(value);
     }

@@ -8,7 +8,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.stream.Stream;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,6 +24,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -911,9 +911,10 @@ public final class FaultSuite {
 
     /** The leases left behind, with the checking server's clock: which holder, and how far in its future. */
     private void logLeasesLeft(Connection connection) throws SQLException {
-        try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT name, owner, fence, acquired_at, expires_at, UTC_TIMESTAMP(6) FROM mysql_lock"
-                        + " WHERE expires_at > UTC_TIMESTAMP(6) AND owner IS NOT NULL AND name NOT LIKE '~%'")) {
+        try (Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery(
+                        "SELECT name, owner, fence, acquired_at, expires_at, UTC_TIMESTAMP(6) FROM mysql_lock"
+                                + " WHERE expires_at > UTC_TIMESTAMP(6) AND owner IS NOT NULL AND name NOT LIKE '~%'")) {
             while (rs.next()) {
                 options.log().printf("[controller] lease left: %s owned by %s, fence %d, acquired at %s, expires at %s;"
                         + " the checking server's time %s; deaths %s; last fault %s%n", rs.getString(1),
@@ -953,8 +954,9 @@ public final class FaultSuite {
                 Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
                 server.append(name).append(" held by session ").append(holder).append('\n');
             }
-            try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(
-                    "SELECT ID, USER, HOST, COMMAND, TIME_MS, STATE, INFO FROM information_schema.PROCESSLIST")) {
+            try (Statement statement = connection.createStatement();
+                    ResultSet rs = statement.executeQuery(
+                            "SELECT ID, USER, HOST, COMMAND, TIME_MS, STATE, INFO FROM information_schema.PROCESSLIST")) {
                 while (rs.next()) {
                     for (int column = 1; column <= 7; column++) {
                         server.append(column == 1 ? "" : "\t").append(rs.getString(column));

@@ -12,10 +12,10 @@ import jakarta.inject.Inject;
 import org.eclipse.microprofile.faulttolerance.exceptions.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.test.Await;
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkiverse.mysqllock.testing.LockFaults;
 import io.quarkus.test.junit.QuarkusTest;

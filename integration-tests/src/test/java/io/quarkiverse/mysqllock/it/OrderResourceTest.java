@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.Await;
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 

@@ -14,9 +14,9 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.AppProcess;
 import io.quarkiverse.mysqllock.test.Await;
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
 /** @Transactional endpoints of two JVMs take acquireForTransaction on one name: their transactions never overlap. */

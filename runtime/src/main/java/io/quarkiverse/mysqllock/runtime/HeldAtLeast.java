@@ -9,7 +9,8 @@ import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
 
 /**
  * A hold kept until {@code atLeastFor} after a moment (its grant; a {@code @Locked} method's start): its release
- * returns at once, and the lock is given back when that time comes ({@link io.quarkiverse.mysqllock.LockOptions#holdingAtLeast}).
+ * returns at once, and the lock is given back when that time comes
+ * ({@link io.quarkiverse.mysqllock.LockOptions#holdingAtLeast}).
  * From the release on, the handle is no longer valid for its caller, and the lock kept no longer belongs to the caller's
  * thread. A cancelled asynchronous hold ({@link #abandon}) ends at once.
  */

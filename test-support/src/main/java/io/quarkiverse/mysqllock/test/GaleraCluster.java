@@ -190,7 +190,8 @@ public final class GaleraCluster implements AutoCloseable {
             if (!running()) {
                 return Optional.empty();
             }
-            try (Connection connection = database().connect(); Statement statement = connection.createStatement();
+            try (Connection connection = database().connect();
+                    Statement statement = connection.createStatement();
                     ResultSet rs = statement.executeQuery("SHOW GLOBAL STATUS LIKE '" + variable + "'")) {
                 return rs.next() ? Optional.of(rs.getString(2)) : Optional.empty();
             } catch (SQLException e) {

@@ -173,8 +173,10 @@ public final class ReplicatedServers implements AutoCloseable {
      * The copy is kept out of the target's binary log, which thus holds only replicated transactions.
      */
     private static String copyData(TestDatabase source, TestDatabase target) throws SQLException {
-        try (Connection from = source.connect(); Statement read = from.createStatement();
-                Connection to = target.connect(); Statement write = to.createStatement()) {
+        try (Connection from = source.connect();
+                Statement read = from.createStatement();
+                Connection to = target.connect();
+                Statement write = to.createStatement()) {
             write.execute("SET SESSION sql_log_bin = 0");
             write.execute("SET SESSION foreign_key_checks = 0");
             from.setAutoCommit(false);
@@ -305,7 +307,8 @@ public final class ReplicatedServers implements AutoCloseable {
     }
 
     private static String describe(TestDatabase server) {
-        try (Connection connection = server.connect(); Statement statement = connection.createStatement();
+        try (Connection connection = server.connect();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SHOW SLAVE STATUS")) {
             return rs.next() ? "IO " + rs.getString("Slave_IO_Running") + ", SQL " + rs.getString("Slave_SQL_Running")
                     + ", last error " + rs.getString("Last_Error") + rs.getString("Last_IO_Error") : "not a replica";
@@ -324,7 +327,8 @@ public final class ReplicatedServers implements AutoCloseable {
     }
 
     private static String show(TestDatabase server, String sql) {
-        try (Connection connection = server.connect(); Statement statement = connection.createStatement();
+        try (Connection connection = server.connect();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery(sql)) {
             return rs.next() ? rs.getString(2) : "";
         } catch (SQLException e) {

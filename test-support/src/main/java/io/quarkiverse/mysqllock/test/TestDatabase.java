@@ -1,8 +1,8 @@
 package io.quarkiverse.mysqllock.test;
 
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -334,7 +334,8 @@ public final class TestDatabase {
     public void crash() {
         requireEmbedded("crash");
         long pid;
-        try (Connection connection = connect(); Statement statement = connection.createStatement();
+        try (Connection connection = connect();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SELECT @@pid_file")) {
             rs.next();
             pid = Long.parseLong(Files.readString(Path.of(rs.getString(1))).trim());

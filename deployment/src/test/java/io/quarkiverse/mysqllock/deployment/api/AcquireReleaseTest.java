@@ -56,7 +56,8 @@ class AcquireReleaseTest {
         try (LockHandle held = locks.acquire("basic:busy", Duration.ZERO)) {
             Optional<LockHandle> other = Background.supply(() -> locks.tryAcquire("basic:busy")).get();
             assertThat(other).isEmpty();
-            LockNotAcquiredException busy = Background.supply(() -> catchNotAcquired(() -> locks.acquire("basic:busy", Duration.ofMillis(100)))).get();
+            LockNotAcquiredException busy = Background
+                    .supply(() -> catchNotAcquired(() -> locks.acquire("basic:busy", Duration.ofMillis(100)))).get();
             assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
             assertThat(busy.lockName()).isEqualTo("basic:busy");
             assertThat(busy.holder()).get().asString().contains("thread '" + Thread.currentThread().getName() + "'");

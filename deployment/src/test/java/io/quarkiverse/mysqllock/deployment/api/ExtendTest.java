@@ -109,7 +109,8 @@ class ExtendTest {
 
     @Test
     void locksWithoutALeaseEndHaveNothingToExtend() {
-        try (StandaloneLocks named = instance("ext-named", Mode.NAMED); StandaloneLocks lease = instance("ext-lease", Mode.LEASE)) {
+        try (StandaloneLocks named = instance("ext-named", Mode.NAMED);
+                StandaloneLocks lease = instance("ext-lease", Mode.LEASE)) {
             for (StandaloneLocks instance : new StandaloneLocks[] { named, lease }) {
                 // NAMED: a lock ends with its release or its session; LEASE without a cap: renewed while held
                 LockHandle handle = instance.locks.acquire("ext:none");

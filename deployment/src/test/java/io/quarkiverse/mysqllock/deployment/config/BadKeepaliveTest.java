@@ -13,7 +13,8 @@ class BadKeepaliveTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.named.keepalive-interval", "0s"), "quarkus.mysql-lock.named.keepalive-interval=PT0S must be positive");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.named.keepalive-interval", "0s"),
+            "quarkus.mysql-lock.named.keepalive-interval=PT0S must be positive");
 
     @Test
     void theApplicationDoesNotStart() {

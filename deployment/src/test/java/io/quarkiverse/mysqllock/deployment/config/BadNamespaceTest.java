@@ -13,7 +13,8 @@ class BadNamespaceTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.namespace", "has space"), "quarkus.mysql-lock.namespace='has space' is not valid");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.namespace", "has space"),
+            "quarkus.mysql-lock.namespace='has space' is not valid");
 
     @Test
     void theApplicationDoesNotStart() {

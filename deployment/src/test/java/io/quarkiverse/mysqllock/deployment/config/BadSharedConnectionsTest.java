@@ -13,7 +13,8 @@ class BadSharedConnectionsTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.named.shared-connections", "-1"), "quarkus.mysql-lock.named.shared-connections=-1 must be 0 (no shared connections) or more");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.named.shared-connections", "-1"),
+            "quarkus.mysql-lock.named.shared-connections=-1 must be 0 (no shared connections) or more");
 
     @Test
     void theApplicationDoesNotStart() {

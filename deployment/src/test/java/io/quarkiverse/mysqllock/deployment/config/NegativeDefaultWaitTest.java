@@ -13,7 +13,8 @@ class NegativeDefaultWaitTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.default-wait", "-1s"), "quarkus.mysql-lock.default-wait=PT-1S must not be negative");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.default-wait", "-1s"),
+            "quarkus.mysql-lock.default-wait=PT-1S must not be negative");
 
     @Test
     void theApplicationDoesNotStart() {

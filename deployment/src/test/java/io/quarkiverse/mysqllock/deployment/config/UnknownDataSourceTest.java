@@ -13,7 +13,9 @@ class UnknownDataSourceTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.datasource", "nope"), "quarkus.mysql-lock.datasource='nope' names no configured JDBC datasource", "Configured JDBC datasources: <default>");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.datasource", "nope"),
+            "quarkus.mysql-lock.datasource='nope' names no configured JDBC datasource",
+            "Configured JDBC datasources: <default>");
 
     @Test
     void theApplicationDoesNotStart() {

@@ -13,7 +13,8 @@ class UnknownModeTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.mode", "fast"), "quarkus.mysql-lock.mode", "fast");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.mode", "fast"), "quarkus.mysql-lock.mode",
+            "fast");
 
     @Test
     void theApplicationDoesNotStart() {

@@ -86,7 +86,8 @@ class LeaderElectionTest {
 
     private void handsOverWithoutTwoLeaders(Mode mode) throws Exception {
         String role = "lead:" + mode;
-        try (StandaloneLocks a = instance("lead-" + mode + "-a", mode); StandaloneLocks b = instance("lead-" + mode + "-b", mode)) {
+        try (StandaloneLocks a = instance("lead-" + mode + "-a", mode);
+                StandaloneLocks b = instance("lead-" + mode + "-b", mode)) {
             LeaderElection onA = a.locks.election(role);
             LeaderElection onB = b.locks.election(role);
             assertThat(onA.isLeader()).isFalse();
@@ -141,7 +142,8 @@ class LeaderElectionTest {
 
     @Test
     void namedLossOfTheSessionRevokesAndTheStandbyTakesOver() throws Exception {
-        try (StandaloneLocks a = instance("lost-named-a", Mode.NAMED); StandaloneLocks b = instance("lost-named-b", Mode.NAMED)) {
+        try (StandaloneLocks a = instance("lost-named-a", Mode.NAMED);
+                StandaloneLocks b = instance("lost-named-b", Mode.NAMED)) {
             String role = "lost:named";
             LeaderElection leader = a.locks.election(role).join();
             LockApp.await("a to lead", Duration.ofSeconds(10), leader::isLeader);
@@ -154,7 +156,8 @@ class LeaderElectionTest {
 
     @Test
     void leaseLossOfTheLeaseRevokesAndTheStandbyTakesOver() throws Exception {
-        try (StandaloneLocks a = instance("lost-lease-a", Mode.LEASE); StandaloneLocks b = instance("lost-lease-b", Mode.LEASE)) {
+        try (StandaloneLocks a = instance("lost-lease-a", Mode.LEASE);
+                StandaloneLocks b = instance("lost-lease-b", Mode.LEASE)) {
             String role = "lost:lease";
             LeaderElection leader = a.locks.election(role).join();
             LockApp.await("a to lead", Duration.ofSeconds(10), leader::isLeader);
@@ -334,7 +337,8 @@ class LeaderElectionTest {
     }
 
     private static StandaloneLocks instance(String id, Mode mode) {
-        return StandaloneLocks.Settings.of(id).mode(mode).table("coordination_" + mode.name().toLowerCase()).keepalive(Duration.ofMillis(500))
+        return StandaloneLocks.Settings.of(id).mode(mode).table("coordination_" + mode.name().toLowerCase())
+                .keepalive(Duration.ofMillis(500))
                 .start();
     }
 }

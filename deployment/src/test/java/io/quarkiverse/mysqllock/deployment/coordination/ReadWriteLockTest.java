@@ -64,7 +64,8 @@ class ReadWriteLockTest {
 
             LockHandle write = onB.acquireWrite(Duration.ZERO);
             assertThat(write.name()).isEqualTo(name);
-            assertThat(write.parts()).hasSize(DistributedReadWriteLock.MAX_READERS + 1).first().extracting(LockHandle::name).isEqualTo(name + "#rw-gate");
+            assertThat(write.parts()).hasSize(DistributedReadWriteLock.MAX_READERS + 1).first().extracting(LockHandle::name)
+                    .isEqualTo(name + "#rw-gate");
             long firstWriter = write.fencingToken();
             assertThat(onA.tryAcquireRead(Duration.ofMillis(300))).as("a writer inside").isEmpty();
             assertThat(onA.tryAcquireWrite(Duration.ZERO)).isEmpty();
@@ -93,7 +94,8 @@ class ReadWriteLockTest {
      * reader); a writer of each instance still gets in, three times each, and never together with a reader.
      */
     private void writersAreNotStarvedAndNeverMeetReaders(Mode mode) throws Exception {
-        try (StandaloneLocks a = instance("rws-" + mode + "-a", mode); StandaloneLocks b = instance("rws-" + mode + "-b", mode)) {
+        try (StandaloneLocks a = instance("rws-" + mode + "-a", mode);
+                StandaloneLocks b = instance("rws-" + mode + "-b", mode)) {
             String name = "rws:" + mode;
             AtomicInteger readers = new AtomicInteger();
             AtomicInteger writers = new AtomicInteger();

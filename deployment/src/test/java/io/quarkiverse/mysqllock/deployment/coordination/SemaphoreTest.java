@@ -52,7 +52,8 @@ class SemaphoreTest {
     }
 
     private void admitsAtMostItsPermits(Mode mode) throws Exception {
-        try (StandaloneLocks a = instance("sem-" + mode + "-a", mode); StandaloneLocks b = instance("sem-" + mode + "-b", mode)) {
+        try (StandaloneLocks a = instance("sem-" + mode + "-a", mode);
+                StandaloneLocks b = instance("sem-" + mode + "-b", mode)) {
             String name = "sem:" + mode;
             DistributedSemaphore onA = a.locks.semaphore(name, 3);
             DistributedSemaphore onB = b.locks.semaphore(name, 3);
@@ -93,7 +94,8 @@ class SemaphoreTest {
 
     /** Six threads of two instances, 15 rounds each, on two permits: never more than two inside, no round lost. */
     private void holdersNeverExceedThePermits(Mode mode) throws Exception {
-        try (StandaloneLocks a = instance("semc-" + mode + "-a", mode); StandaloneLocks b = instance("semc-" + mode + "-b", mode)) {
+        try (StandaloneLocks a = instance("semc-" + mode + "-a", mode);
+                StandaloneLocks b = instance("semc-" + mode + "-b", mode)) {
             AtomicInteger inside = new AtomicInteger();
             AtomicInteger most = new AtomicInteger();
             AtomicInteger rounds = new AtomicInteger();
@@ -151,7 +153,8 @@ class SemaphoreTest {
 
     @Test
     void anExpiredLeasePermitComesBack() {
-        try (StandaloneLocks a = instance("sem-expire-a", Mode.LEASE); StandaloneLocks b = instance("sem-expire-b", Mode.LEASE)) {
+        try (StandaloneLocks a = instance("sem-expire-a", Mode.LEASE);
+                StandaloneLocks b = instance("sem-expire-b", Mode.LEASE)) {
             LockHandle permit = a.locks.semaphore("sem:expire", 1).acquire(Duration.ZERO);
             List<LockLostException> lost = new java.util.concurrent.CopyOnWriteArrayList<>();
             permit.onLost(lost::add);

@@ -76,8 +76,8 @@ class LeaseEngineTest {
                 StandaloneLocks other = new StandaloneLocks("other", MySqlLockRuntimeConfig.Mode.LEASE)) {
             // Wait for the server's own clock to show the lease renewed beyond three ttls after it was taken.
             LockApp.await("renewals past 3 ttls", TTL.multipliedBy(6), () -> ServerState.queryLong(
-                    "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'lease:renewed'")
-                    > TTL.multipliedBy(3).toNanos() / 1000);
+                    "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'lease:renewed'") > TTL
+                            .multipliedBy(3).toNanos() / 1000);
             assertThat(handle.isValid()).isTrue();
             assertThat(other.locks.tryAcquire("lease:renewed")).isEmpty();
         }
@@ -182,8 +182,8 @@ class LeaseEngineTest {
             long expiresBefore = ServerState.queryLong("SELECT MIN(UNIX_TIMESTAMP(expires_at)) * 1000 FROM mysql_lock"
                     + " WHERE name LIKE 'lease:many-%'");
             LockApp.await("three renewals of every lease", Duration.ofSeconds(10), () -> ServerState.queryLong(
-                    "SELECT MIN(UNIX_TIMESTAMP(expires_at)) * 1000 FROM mysql_lock WHERE name LIKE 'lease:many-%'")
-                    >= expiresBefore + 900);
+                    "SELECT MIN(UNIX_TIMESTAMP(expires_at)) * 1000 FROM mysql_lock WHERE name LIKE 'lease:many-%'") >= expiresBefore
+                            + 900);
             long updates = ServerState.queryLong("SHOW GLOBAL STATUS LIKE 'Com_update'") - before;
             // One statement per period for all 300 (a few more if a period ends while we measure); per-lease renewal
             // would be 900.

@@ -167,7 +167,8 @@ class LeaseGroupCommitTest {
                 assertThat(rows).doesNotContainKey("r:missing");
 
                 // r:expired was taken over meanwhile: the batch gives up only what is still ours
-                ServerState.update("UPDATE group_commit_rows SET owner = 'thief#1', fence = fence + 1 WHERE name = 'r:expired'");
+                ServerState
+                        .update("UPDATE group_commit_rows SET owner = 'thief#1', fence = fence + 1 WHERE name = 'r:expired'");
                 assertThat(statements.giveUpMany(raw, server, List.of(lease("r:free", "me#1"), lease("r:expired", "me#3"))))
                         .isEqualTo(1);
                 assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:expired'"))

@@ -13,7 +13,8 @@ class RenewNotShorterThanTtlTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.lease.renew-interval", "30s"), "quarkus.mysql-lock.lease.renew-interval=PT30S must be shorter than quarkus.mysql-lock.lease.ttl=PT30S");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.lease.renew-interval", "30s"),
+            "quarkus.mysql-lock.lease.renew-interval=PT30S must be shorter than quarkus.mysql-lock.lease.ttl=PT30S");
 
     @Test
     void theApplicationDoesNotStart() {

@@ -13,7 +13,8 @@ class TtlTooShortTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.lease.ttl", "-1s"), "quarkus.mysql-lock.lease.ttl=PT-1S must be at least PT0.5S");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.lease.ttl", "-1s"),
+            "quarkus.mysql-lock.lease.ttl=PT-1S must be at least PT0.5S");
 
     @Test
     void theApplicationDoesNotStart() {

@@ -43,8 +43,7 @@ class LockedLeaseTest {
         CompletableFuture<Void> run = Background.run(() -> jobs.renewed(entered, leave));
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
         LockApp.await("renewals past 2 ttls", Duration.ofSeconds(6), () -> ServerState.queryLong(
-                "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'job:renewed'")
-                > 2_000_000);
+                "SELECT TIMESTAMPDIFF(MICROSECOND, acquired_at, expires_at) FROM mysql_lock WHERE name = 'job:renewed'") > 2_000_000);
         assertThat(LockApp.otherThreadAcquires(locks, "job:renewed")).isFalse();
         leave.countDown();
         run.get(10, TimeUnit.SECONDS);

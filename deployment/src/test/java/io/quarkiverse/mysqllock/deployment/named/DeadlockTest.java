@@ -58,7 +58,8 @@ class DeadlockTest {
             try (LockHandle b = secondLocks.acquire("deadlock:b", Duration.ZERO)) {
                 bothHold.countDown();
                 await(bothHold);
-                LockApp.await("the first thread to wait for b", Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() > 0);
+                LockApp.await("the first thread to wait for b", Duration.ofSeconds(5),
+                        () -> ServerState.waitingInGetLock() > 0);
                 try (LockHandle a = secondLocks.acquire("deadlock:a", Duration.ofSeconds(20))) {
                     return "acquired";
                 } catch (LockNotAcquiredException e) {

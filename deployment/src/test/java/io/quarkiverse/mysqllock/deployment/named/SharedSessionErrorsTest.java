@@ -46,7 +46,8 @@ class SharedSessionErrorsTest {
             b.onLost(lost::add);
             ServerState.update(new LockTable("mysql_lock", true).ddl());
             ServerState.update("INSERT IGNORE INTO mysql_lock (name, fence) VALUES ('cotenant:b', 0)");
-            try (Connection transaction = TestDatabase.shared().connect(); Statement statement = transaction.createStatement()) {
+            try (Connection transaction = TestDatabase.shared().connect();
+                    Statement statement = transaction.createStatement()) {
                 transaction.setAutoCommit(false);
                 statement.executeQuery("SELECT fence FROM mysql_lock WHERE name = 'cotenant:b' FOR UPDATE").close();
                 CompletableFuture<Long> token = Background.supply(b::fencingToken);

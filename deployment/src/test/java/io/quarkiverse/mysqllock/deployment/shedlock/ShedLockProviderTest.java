@@ -38,7 +38,8 @@ class ShedLockProviderTest {
 
     /** Two instances on one lock table, each with its provider. */
     private record Pair(StandaloneLocks a, StandaloneLocks b, MySqlLockProvider first, MySqlLockProvider second)
-            implements AutoCloseable {
+            implements
+                AutoCloseable {
 
         static Pair of(Mode mode, String id) {
             StandaloneLocks a = StandaloneLocks.Settings.of(id + "-a").mode(mode).table("shed_lock").start();

@@ -14,8 +14,9 @@ public final class LockApp {
 
     public static QuarkusUnitTest app(Class<?>... classes) {
         QuarkusUnitTest test = new QuarkusUnitTest()
-                .withApplicationRoot(jar -> jar.addClasses(classes).addClasses(LockApp.class, ServerState.class, StandaloneLocks.class,
-                        OneWorker.class))
+                .withApplicationRoot(
+                        jar -> jar.addClasses(classes).addClasses(LockApp.class, ServerState.class, StandaloneLocks.class,
+                                OneWorker.class))
                 .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
                 .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN");
         for (Map.Entry<String, String> entry : TestDatabase.shared().quarkusConfig().entrySet()) {
@@ -26,7 +27,8 @@ public final class LockApp {
 
     /** Whether another thread gets the lock at once (released again if it does). */
     public static boolean otherThreadAcquires(io.quarkiverse.mysqllock.LockManager locks, String name) throws Exception {
-        java.util.Optional<io.quarkiverse.mysqllock.LockHandle> handle = io.quarkiverse.mysqllock.test.Background.supply(() -> locks.tryAcquire(name)).get();
+        java.util.Optional<io.quarkiverse.mysqllock.LockHandle> handle = io.quarkiverse.mysqllock.test.Background
+                .supply(() -> locks.tryAcquire(name)).get();
         handle.ifPresent(io.quarkiverse.mysqllock.LockHandle::release);
         return handle.isPresent();
     }

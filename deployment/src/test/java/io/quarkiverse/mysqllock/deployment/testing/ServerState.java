@@ -35,7 +35,8 @@ public final class ServerState {
     public static int clientPort(TestDatabase server, long connectionId) {
         String host;
         try (Connection connection = server.connect();
-                PreparedStatement statement = connection.prepareStatement("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?")) {
+                PreparedStatement statement = connection
+                        .prepareStatement("SELECT HOST FROM information_schema.PROCESSLIST WHERE ID = ?")) {
             statement.setLong(1, connectionId);
             ResultSet rs = statement.executeQuery();
             host = rs.next() ? rs.getString(1) : null;

@@ -39,15 +39,18 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         public Settings statementTimeout(Duration limit) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew,
+                    metrics, driver);
         }
 
         public Settings on(TestDatabase server) {
-            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
-            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings replication(boolean replicated) {
@@ -55,23 +58,28 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         public Settings withReplication(Optional<Boolean> replicated) {
-            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings sharedConnections(int shared) {
-            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew,
+                    metrics, driver);
         }
 
         public Settings table(String lockTable) {
-            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings ttl(Duration leaseTtl) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings keepalive(Duration interval) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout, maxClockSkew, metrics, driver);
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout,
+                    maxClockSkew, metrics, driver);
         }
 
         public Settings maxClockSkew(Duration skew) {
@@ -104,7 +112,8 @@ public final class StandaloneLocks implements AutoCloseable {
         this(Settings.of(instanceId).mode(mode));
     }
 
-    public StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication) {
+    public StandaloneLocks(TestDatabase db, String instanceId, MySqlLockRuntimeConfig.Mode mode,
+            Optional<Boolean> replication) {
         this(Settings.of(instanceId).on(db).mode(mode).withReplication(replication));
     }
 

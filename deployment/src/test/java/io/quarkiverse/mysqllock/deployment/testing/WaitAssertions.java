@@ -11,8 +11,6 @@ import java.util.concurrent.TimeUnit;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
-import io.quarkiverse.mysqllock.deployment.testing.LockApp;
-import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.test.Background;
 
 /** The waiting checks, shared by the MariaDB and MySQL semantics tests. */

@@ -14,7 +14,8 @@ class AutoReconnectRefusedTest {
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
             LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.mode", "named")
-                    .overrideConfigKey("quarkus.datasource.jdbc.additional-jdbc-properties.autoReconnect", "true"), "cannot hold named locks on datasource '<default>'", "autoReconnect=true", "additional-jdbc-properties");
+                    .overrideConfigKey("quarkus.datasource.jdbc.additional-jdbc-properties.autoReconnect", "true"),
+            "cannot hold named locks on datasource '<default>'", "autoReconnect=true", "additional-jdbc-properties");
 
     @Test
     void theApplicationDoesNotStart() {

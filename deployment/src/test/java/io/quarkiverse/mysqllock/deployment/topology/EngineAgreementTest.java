@@ -172,8 +172,10 @@ class EngineAgreementTest {
             try (java.sql.Connection transaction = TestDatabase.shared().connect();
                     java.sql.Statement statement = transaction.createStatement()) {
                 transaction.setAutoCommit(false);
-                statement.executeQuery("SELECT * FROM " + TABLE + " WHERE name LIKE '~live~%' AND owner LIKE '%/agree-blocked#%'"
-                        + " FOR UPDATE").close();
+                statement
+                        .executeQuery("SELECT * FROM " + TABLE + " WHERE name LIKE '~live~%' AND owner LIKE '%/agree-blocked#%'"
+                                + " FOR UPDATE")
+                        .close();
                 LockApp.await("the lapse to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
                 assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
                 assertThat(released.isValid()).isFalse();

@@ -23,13 +23,15 @@ class JdbcUrlPolicyTest {
     void reconnectingAndMultiHostUrlsAreRefusedWithAReason() {
         assertThat(JdbcUrlPolicy.namedLockProblem("jdbc:mysql://db/app?useSSL=false&autoReconnect=true", null, "<default>"))
                 .get().asString().contains("autoReconnect=true").contains("new server session");
-        assertThat(JdbcUrlPolicy.namedLockProblem("jdbc:mysql://db/app?autoReconnectForPools=true", null, "<default>")).isPresent();
+        assertThat(JdbcUrlPolicy.namedLockProblem("jdbc:mysql://db/app?autoReconnectForPools=true", null, "<default>"))
+                .isPresent();
         for (String url : new String[] { "jdbc:mysql://db1,db2/app", "jdbc:mysql:replication://db1,db2/app",
                 "jdbc:mysql:loadbalance://db1,db2/app", "jdbc:mysql+srv://_mysql._tcp.example.com/app",
                 "jdbc:mariadb:replication://db1,db2/app", "jdbc:mariadb:sequential://db1,db2/app",
                 "jdbc:mysql://address=(host=db1),address=(host=db2)/app",
                 "jdbc:mysql://(host=db1,port=3306),(host=db2,port=3306)/app" }) {
-            assertThat(JdbcUrlPolicy.namedLockProblem(url, null, "<default>")).as(url).get().asString().contains("not replicated");
+            assertThat(JdbcUrlPolicy.namedLockProblem(url, null, "<default>")).as(url).get().asString()
+                    .contains("not replicated");
         }
         Properties properties = new Properties();
         properties.setProperty("autoReconnect", "true");

@@ -138,7 +138,8 @@ class ReplicationTopologyTest {
     }
 
     private static String showMasterStatus(TestDatabase db) throws SQLException {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+        try (Connection connection = db.connect();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("SHOW MASTER STATUS")) {
             rs.next();
             return rs.getString("File");
@@ -146,7 +147,8 @@ class ReplicationTopologyTest {
     }
 
     private static long query(TestDatabase db, String sql) {
-        try (Connection connection = db.connect(); Statement statement = connection.createStatement();
+        try (Connection connection = db.connect();
+                Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery(sql)) {
             return rs.next() ? rs.getLong(1) : -1;
         } catch (SQLException e) {

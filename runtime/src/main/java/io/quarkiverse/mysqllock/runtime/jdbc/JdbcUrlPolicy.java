@@ -6,7 +6,6 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-
 /**
  * Refuses datasources on which a named lock can be dropped silently.
  * <p>
@@ -17,7 +16,8 @@ import java.util.regex.Pattern;
 public final class JdbcUrlPolicy {
 
     private static final Pattern MULTI_HOST_SCHEME = Pattern
-            .compile("^jdbc:(mysql:(replication|loadbalance)|mysql\\+srv(:\\w+)?|mariadb:(replication|loadbalance|sequential|aurora|failover|load-balance-read)):.*");
+            .compile(
+                    "^jdbc:(mysql:(replication|loadbalance)|mysql\\+srv(:\\w+)?|mariadb:(replication|loadbalance|sequential|aurora|failover|load-balance-read)):.*");
     private static final Pattern AUTHORITY = Pattern.compile("^jdbc:[a-z+:]+//([^/?]*)");
     /** In the query string, and in a host's own properties: {@code address=(host=h)(k=v)}, {@code (host=h,k=v)}. */
     private static final Pattern RECONNECT = Pattern.compile(

@@ -14,8 +14,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
 
 import io.agroal.api.AgroalDataSource;
-import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 
 /**
  * Borrowing from the Agroal pool within a budget, on borrower threads (which have no JTA transaction), making a new

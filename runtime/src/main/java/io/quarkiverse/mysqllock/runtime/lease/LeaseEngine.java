@@ -11,19 +11,19 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
-import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
+import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.table.LeaseAdministration;
@@ -111,7 +111,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return LeaseStatements.giveUpStatement(table);
     }
 
-    /** How long before its confirmed end a holder counts its lease lost, clock skew aside: a tenth of the ttl, at most 250 ms. */
+    /**
+     * How long before its confirmed end a holder counts its lease lost, clock skew aside: a tenth of the ttl, at most 250 ms.
+     */
     public static long lossMargin(long ttlNanos) {
         return Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
     }

@@ -112,7 +112,8 @@ public class LockedInterceptor {
                             if (failure != null) {
                                 return Uni.createFrom().failure(withLoss(failure, lost, method));
                             }
-                            return lost != null ? Uni.createFrom().failure(ControlledHandle.lostDuring(method.description, lost))
+                            return lost != null
+                                    ? Uni.createFrom().failure(ControlledHandle.lostDuring(method.description, lost))
                                     : Uni.createFrom().item(item);
                         }).onCancellation().invoke(() -> release(handle, method, start));
                     });

@@ -2,7 +2,6 @@ package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
 
-
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;

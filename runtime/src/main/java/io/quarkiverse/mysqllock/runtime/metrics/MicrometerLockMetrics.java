@@ -85,10 +85,12 @@ public final class MicrometerLockMetrics implements LockMetrics {
 
     @Override
     public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
-        Gauge.builder("mysql.lock.held", locksHeld, IntSupplier::getAsInt).description("Locks this instance holds").strongReference(true)
+        Gauge.builder("mysql.lock.held", locksHeld, IntSupplier::getAsInt).description("Locks this instance holds")
+                .strongReference(true)
                 .tags(tags(engine)).register(registry);
         Gauge.builder("mysql.lock.pinned.connections", pinnedConnections, IntSupplier::getAsInt)
-                .description("Connections kept out of the pool while they hold named locks").strongReference(true).tags(tags(engine))
+                .description("Connections kept out of the pool while they hold named locks").strongReference(true)
+                .tags(tags(engine))
                 .register(registry);
     }
 }

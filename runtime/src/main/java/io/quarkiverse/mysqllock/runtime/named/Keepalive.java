@@ -211,7 +211,8 @@ final class Keepalive {
             } else if (now - session.lastUsed >= SharedSessions.LINGER_NANOS) {
                 if (!session.shared) {
                     LOG.warnf("A lock connection of thread '%s' (server session %d) held nothing and was still kept"
-                            + " out of the pool; it goes back now", session.affinity == null ? "(none)"
+                            + " out of the pool; it goes back now",
+                            session.affinity == null ? "(none)"
                                     : session.affinity.getName(),
                             session.connectionId);
                 }

@@ -23,7 +23,6 @@ public final class FleetRows {
     /** Between the engine and the identity in a membership row's owner: {@code <ENGINE> <identity>#<token>}. */
     public static final String MODE_PREFIX_SEPARATOR = " ";
 
-
     private final String table;
     private final String recordName;
     private final String memberPrefix;

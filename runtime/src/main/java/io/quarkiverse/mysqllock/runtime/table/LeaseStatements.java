@@ -22,7 +22,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
  * The LEASE engine's statements on its leases: take, renew, give up, one at a time or in batches (its administration
- * queries are {@link LeaseAdministration}'s, its clock check {@link ServerClock}'s). A lease lasts until {@code expires_at}, a server time ({@code UTC_TIMESTAMP(6)}), never
+ * queries are {@link LeaseAdministration}'s, its clock check {@link ServerClock}'s). A lease lasts until {@code expires_at}, a
+ * server time ({@code UTC_TIMESTAMP(6)}), never
  * the application's clock; the writes are retried on a deadlock.
  */
 public final class LeaseStatements {

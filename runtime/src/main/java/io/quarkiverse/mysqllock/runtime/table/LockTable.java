@@ -297,7 +297,8 @@ public final class LockTable {
     public List<String> knownNames(Connection raw) throws SQLException {
         List<String> known = new ArrayList<>();
         try (Statement statement = raw.createStatement();
-                ResultSet rs = statement.executeQuery("SELECT name FROM " + table + " WHERE name NOT LIKE '~%' ORDER BY name")) {
+                ResultSet rs = statement
+                        .executeQuery("SELECT name FROM " + table + " WHERE name NOT LIKE '~%' ORDER BY name")) {
             while (rs.next()) {
                 known.add(rs.getString(1));
             }

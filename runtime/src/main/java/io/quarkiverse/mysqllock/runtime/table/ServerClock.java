@@ -24,9 +24,10 @@ public final class ServerClock {
 
     /** The server's clock in microseconds, and how many leases are held (0 before the table exists). */
     public long[] serverTimeAndLeases(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
-                        + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
+        try (Statement statement = raw.createStatement();
+                ResultSet rs = statement.executeQuery(
+                        "SELECT UTC_TIMESTAMP(6), (SELECT COUNT(*) FROM " + table.name()
+                                + " WHERE owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6) AND name NOT LIKE '~%')")) {
             rs.next();
             return new long[] { micros(rs.getTimestamp(1)), rs.getLong(2) };
         } catch (SQLException e) {
@@ -53,10 +54,11 @@ public final class ServerClock {
      * start to a {@code SYSDATE(6)} taken once the table was read (the derived table is read first), is deducted.
      */
     public long clockAheadMicros(Connection raw) throws SQLException {
-        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery(
-                "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), latest)"
-                        + " - GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)))"
-                        + " FROM (SELECT MAX(acquired_at) AS latest FROM " + table.name() + ") AS taken")) {
+        try (Statement statement = raw.createStatement();
+                ResultSet rs = statement.executeQuery(
+                        "SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), latest)"
+                                + " - GREATEST(0, TIMESTAMPDIFF(MICROSECOND, NOW(6), SYSDATE(6)))"
+                                + " FROM (SELECT MAX(acquired_at) AS latest FROM " + table.name() + ") AS taken")) {
             return rs.next() ? rs.getLong(1) : 0;
         } catch (SQLException e) {
             if (SqlErrors.isMissingTable(e)) {

@@ -149,7 +149,8 @@ public final class UnusedRows {
                 }
             }
             if (!names.isEmpty()) {
-                try (PreparedStatement floor = raw.prepareStatement(prefix + "INSERT IGNORE INTO " + t + " (name, fence) VALUES (?, 0)")) {
+                try (PreparedStatement floor = raw
+                        .prepareStatement(prefix + "INSERT IGNORE INTO " + t + " (name, fence) VALUES (?, 0)")) {
                     floor.setString(1, FLOOR);
                     floor.executeUpdate();
                 }
