@@ -43,4 +43,11 @@ public interface LockMetrics {
     /** The engine was chosen: gauges of the locks it holds and the connections it keeps out of the pool. */
     default void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
     }
+
+    /**
+     * The manager closed: its gauges go (a registry that outlives the application, such as Micrometer's global one in
+     * dev mode or between test classes, would otherwise keep reading the closed engine for the next application).
+     */
+    default void close() {
+    }
 }

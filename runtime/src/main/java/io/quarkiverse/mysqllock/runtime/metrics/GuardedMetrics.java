@@ -76,6 +76,15 @@ public final class GuardedMetrics implements LockMetrics {
         }
     }
 
+    @Override
+    public void close() {
+        try {
+            metrics.close();
+        } catch (RuntimeException | LinkageError e) {
+            failed(e);
+        }
+    }
+
     private void failed(Throwable e) {
         if (failedOnce.compareAndSet(false, true)) {
             LOG.warn("Recording a lock metric failed; the locks are not affected, and further failures are logged at"

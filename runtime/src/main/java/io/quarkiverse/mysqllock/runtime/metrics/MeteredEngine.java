@@ -166,6 +166,10 @@ public final class MeteredEngine implements LockEngine {
 
     @Override
     public void close() {
-        engine.close();
+        try {
+            engine.close();
+        } finally {
+            metrics.close();
+        }
     }
 }

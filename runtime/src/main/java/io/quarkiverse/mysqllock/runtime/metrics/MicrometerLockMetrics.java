@@ -1,13 +1,16 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Metrics;
 import io.micrometer.core.instrument.Tags;
@@ -34,6 +37,8 @@ public final class MicrometerLockMetrics implements LockMetrics {
     private final String dataSource;
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    /** The gauges that read this manager's engine, removed when it closes. */
+    private final List<Meter> gauges = new CopyOnWriteArrayList<>();
 
     public MicrometerLockMetrics(MeterRegistry registry, String dataSource) {
         this.registry = registry;
@@ -85,12 +90,18 @@ public final class MicrometerLockMetrics implements LockMetrics {
 
     @Override
     public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
-        Gauge.builder("mysql.lock.held", locksHeld, IntSupplier::getAsInt).description("Locks this instance holds")
-                .strongReference(true)
-                .tags(tags(engine)).register(registry);
-        Gauge.builder("mysql.lock.pinned.connections", pinnedConnections, IntSupplier::getAsInt)
+        gauges.add(Gauge.builder("mysql.lock.held", locksHeld, IntSupplier::getAsInt)
+                .description("Locks this instance holds").strongReference(true).tags(tags(engine)).register(registry));
+        gauges.add(Gauge.builder("mysql.lock.pinned.connections", pinnedConnections, IntSupplier::getAsInt)
                 .description("Connections kept out of the pool while they hold named locks").strongReference(true)
-                .tags(tags(engine))
-                .register(registry);
+                .tags(tags(engine)).register(registry));
+    }
+
+    @Override
+    public void close() {
+        for (Meter gauge : gauges) {
+            registry.remove(gauge);
+        }
+        gauges.clear();
     }
 }
