@@ -1,14 +1,17 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 import jakarta.enterprise.inject.Default;
 import jakarta.inject.Singleton;
 import jakarta.transaction.TransactionManager;
 
+import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.ClassType;
 import org.jboss.jandex.DotName;
@@ -17,6 +20,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
@@ -24,6 +28,7 @@ import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
+import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.arc.deployment.UnremovableBeanBuildItem;
 import io.quarkus.deployment.Capabilities;
@@ -33,6 +38,7 @@ import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
+import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
 import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -61,10 +67,27 @@ class MySqlLockProcessor {
         return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE);
     }
 
+    /**
+     * Whether the application is built for in-memory locks ({@code quarkus.mysql-lock.mode=in-memory}, read when it is
+     * built): only for tests and dev mode; a production build with it fails.
+     */
+    static boolean inMemory(LaunchModeBuildItem launchMode) {
+        String mode = ConfigProvider.getConfig().getOptionalValue("quarkus.mysql-lock.mode", String.class).orElse("auto");
+        boolean inMemory = mode.strip().toLowerCase(Locale.ROOT).replace('_', '-').equals("in-memory");
+        if (inMemory && !launchMode.getLaunchMode().isDevOrTest()) {
+            throw new ConfigurationException(MySqlLockManagerFactory.IN_MEMORY_REFUSED);
+        }
+        return inMemory;
+    }
+
     /** The datasource the locks live in, checked against the configured datasources. */
     @BuildStep
-    LockDataSourceBuildItem lockDataSource(MySqlLockBuildTimeConfig config, List<JdbcDataSourceBuildItem> dataSources) {
+    LockDataSourceBuildItem lockDataSource(MySqlLockBuildTimeConfig config, List<JdbcDataSourceBuildItem> dataSources,
+            LaunchModeBuildItem launchMode) {
         String wanted = config.datasource().orElse(DataSourceNames.DEFAULT);
+        if (inMemory(launchMode)) {
+            return new LockDataSourceBuildItem(wanted); // no database: none is needed
+        }
         Set<String> known = new TreeSet<>();
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
             known.add(dataSource.getName());
@@ -94,7 +117,7 @@ class MySqlLockProcessor {
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
     void lockManagers(LockDataSourceBuildItem lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
-            MySqlLockRecorder recorder, MySqlLockBuildTimeConfig config,
+            LaunchModeBuildItem launchMode, MySqlLockRecorder recorder, MySqlLockBuildTimeConfig config,
             Optional<MetricsCapabilityBuildItem> metricsCapability, Capabilities capabilities,
             BuildProducer<SyntheticBeanBuildItem> beans, BuildProducer<UnremovableBeanBuildItem> unremovable) {
         boolean micrometer = config.metrics().enabled() && metricsCapability
@@ -103,6 +126,13 @@ class MySqlLockProcessor {
         boolean tracing = capabilities.isPresent(Capability.OPENTELEMETRY_TRACER);
         if (tracing) {
             unremovable.produce(UnremovableBeanBuildItem.beanTypes(DotName.createSimple("io.opentelemetry.api.OpenTelemetry")));
+        }
+        if (inMemory(launchMode)) {
+            // the lock datasource's manager only, with nothing injected: it needs no datasource; @DataSource is a
+            // qualifier only where Agroal has datasources
+            beans.produce(lockManagerBean(lockDataSource.name(), true, !dataSources.isEmpty(),
+                    recorder.inMemoryLockManager(lockDataSource.name(), micrometer, tracing)).done());
+            return;
         }
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
             String name = dataSource.getName();
@@ -113,21 +143,34 @@ class MySqlLockProcessor {
             AnnotationInstance dataSourceQualifier = DataSourceNames.isDefault(name)
                     ? AnnotationInstance.builder(Default.class).build()
                     : AnnotationInstance.builder(DataSource.class).add("value", name).build();
-            SyntheticBeanBuildItem.ExtendedBeanConfigurator bean = SyntheticBeanBuildItem
-                    .configure(MySqlLockManager.class)
-                    .types(LockManager.class, MySqlLockManager.class)
-                    .scope(Singleton.class)
-                    .unremovable()
-                    .setRuntimeInit()
+            beans.produce(lockManagerBean(name, main, true, recorder.lockManager(name, micrometer, tracing))
                     .addInjectionPoint(ClassType.create(DotName.createSimple(AgroalDataSource.class)), dataSourceQualifier)
                     .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class)))
-                    .createWith(recorder.lockManager(name, micrometer, tracing))
-                    .destroyer(BeanDestroyer.AutoCloseableDestroyer.class);
-            if (main) {
-                bean.startup().addQualifier(AnnotationInstance.builder(Default.class).build());
-            }
-            bean.addQualifier(AnnotationInstance.builder(DataSource.class).add("value", name).build());
-            beans.produce(bean.done());
+                    .done());
         }
+    }
+
+    /**
+     * A {@code LockManager} bean: the lock datasource's ({@code main}) is the {@code @Default} one and starts with the
+     * application; every one is qualified {@code @DataSource(name)} where that qualifier exists.
+     */
+    private static SyntheticBeanBuildItem.ExtendedBeanConfigurator lockManagerBean(String name, boolean main,
+            boolean dataSourceQualifier,
+            Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> creator) {
+        SyntheticBeanBuildItem.ExtendedBeanConfigurator bean = SyntheticBeanBuildItem
+                .configure(MySqlLockManager.class)
+                .types(LockManager.class, MySqlLockManager.class)
+                .scope(Singleton.class)
+                .unremovable()
+                .setRuntimeInit()
+                .createWith(creator)
+                .destroyer(BeanDestroyer.AutoCloseableDestroyer.class);
+        if (main) {
+            bean.startup().addQualifier(AnnotationInstance.builder(Default.class).build());
+        }
+        if (dataSourceQualifier) {
+            bean.addQualifier(AnnotationInstance.builder(DataSource.class).add("value", name).build());
+        }
+        return bean;
     }
 }

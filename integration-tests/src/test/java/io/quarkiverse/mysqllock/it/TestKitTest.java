@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -21,12 +20,11 @@ import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkiverse.mysqllock.testing.LockAssert;
 import io.quarkiverse.mysqllock.testing.LockFaults;
 import io.quarkus.test.junit.QuarkusTest;
-import io.quarkus.test.junit.QuarkusTestProfile;
-import io.quarkus.test.junit.TestProfile;
 
 /**
  * The test kit (quarkus-mysql-lock-test) as users use it, on the NAMED engine (the application's own choice on one
- * server): faults made as the real failures are, and the assertions. {@link Lease} runs the same on LEASE.
+ * server): faults made as the real failures are, and the assertions. {@link TestKitLeaseTest} runs the same on LEASE,
+ * {@link TestKitInMemoryTest} on the in-memory engine.
  */
 @QuarkusTest
 @EmbeddedMariaDb
@@ -125,25 +123,5 @@ class TestKitTest {
 
     LockMode expectedEngine() {
         return LockMode.NAMED;
-    }
-
-    /** The same tests on the LEASE engine, with a 2 s ttl. */
-    @QuarkusTest
-    @EmbeddedMariaDb
-    @TestProfile(Lease.Profile.class)
-    static class Lease extends TestKitTest {
-
-        public static class Profile implements QuarkusTestProfile {
-            @Override
-            public Map<String, String> getConfigOverrides() {
-                return Map.of("quarkus.mysql-lock.mode", "lease", "quarkus.mysql-lock.lease.ttl", "2s",
-                        "quarkus.mysql-lock.lease.table", "kit_lock");
-            }
-        }
-
-        @Override
-        LockMode expectedEngine() {
-            return LockMode.LEASE;
-        }
     }
 }

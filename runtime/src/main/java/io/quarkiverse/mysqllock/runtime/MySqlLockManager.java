@@ -33,6 +33,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
+import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ArcContainer;
@@ -284,7 +285,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }
         boolean claimed;
         try {
-            claimed = records.claimTick(name, names.serverName(TICK_ROW_PREFIX + name), tick);
+            claimed = records("a @Scheduled method's tick claim").claimTick(name, names.serverName(TICK_ROW_PREFIX + name),
+                    tick);
         } catch (RuntimeException e) {
             handle.release();
             throw e;
@@ -315,6 +317,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         String serverName = names.serverName(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquireForTransaction");
+        if (transactionLocks == null) {
+            throw databaseOnly("acquireForTransaction");
+        }
         transactionLocks.acquire(name, serverName, Duration.ofNanos(waitNanos));
     }
 
@@ -324,7 +329,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
             throw new IllegalArgumentException("purgeUnused needs a positive duration, not " + unusedFor);
         }
         checkBlockingAllowed("purgeUnused");
-        return records.purgeUnused(unusedFor);
+        return records("purgeUnused").purgeUnused(unusedFor);
     }
 
     @Override
@@ -334,7 +339,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
             throw new IllegalArgumentException("runOnce action must not be null");
         }
         checkBlockingAllowed("runOnce");
-        return records.run(name, lock.serverName(), action,
+        return records("runOnce").run(name, lock.serverName(), action,
                 () -> engine.acquire(LockRequest.of(lock, MAX_WAIT.toNanos())));
     }
 
@@ -363,7 +368,24 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** The datasource this manager takes its locks in. */
     public String dataSourceName() {
+        if (records == null && engine() instanceof InMemoryEngine memory) {
+            return memory.dataSourceName();
+        }
         return records.dataSourceName();
+    }
+
+    /** The lock table's records, which the in-memory engine does not have. */
+    private TableRecords records(String what) {
+        if (records == null) {
+            throw databaseOnly(what);
+        }
+        return records;
+    }
+
+    private static UnsupportedOperationException databaseOnly(String what) {
+        return new UnsupportedOperationException(what + " keeps its records in the database, which the in-memory engine"
+                + " (quarkus.mysql-lock.mode=in-memory) does not have: test it against a real server (the test kit's"
+                + " @EmbeddedMariaDb)");
     }
 
     /**

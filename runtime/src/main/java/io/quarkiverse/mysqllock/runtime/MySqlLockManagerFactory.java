@@ -16,11 +16,13 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
 /** Checks the configuration and the datasource, then builds the manager. Needs no database connection. */
@@ -99,6 +101,9 @@ public final class MySqlLockManagerFactory {
                     + " interval or the skew");
         }
 
+        if (config.mode() == Mode.IN_MEMORY) {
+            return inMemory(dataSourceName, config, metrics, spans, names);
+        }
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
                 .connectionFactoryConfiguration();
         Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties(),
@@ -120,6 +125,7 @@ public final class MySqlLockManagerFactory {
             case AUTO -> Optional.empty();
             case NAMED -> Optional.of(LockMode.NAMED);
             case LEASE -> Optional.of(LockMode.LEASE);
+            case IN_MEMORY -> throw new IllegalStateException("in-memory is built above");
         };
         SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
                 new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
@@ -137,6 +143,26 @@ public final class MySqlLockManagerFactory {
         manager.confirmLeadersWithin(config.named().instantLeaderHandOver() ? Duration.ZERO : keepalive.multipliedBy(2));
         return manager;
     }
+
+    /**
+     * The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource, the JVM's memory; refused when the
+     * application does not run for tests or in dev mode (the build refuses it too, but a runtime value could set it).
+     */
+    public static MySqlLockManager inMemory(String dataSourceName, MySqlLockRuntimeConfig config, LockMetrics metrics,
+            LockSpans spans, LockNames names) {
+        if (!LaunchMode.current().isDevOrTest()) {
+            throw new ConfigurationException(IN_MEMORY_REFUSED);
+        }
+        String identity = HolderIdentity.of(config.instanceId().orElse(null));
+        InMemoryEngine engine = new InMemoryEngine(dataSourceName, identity, metrics);
+        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans, identity,
+                () -> LockMode.LEASE), names, config.defaultWait(), null, null);
+    }
+
+    /** Why {@code in-memory} is refused outside tests and dev mode. */
+    public static final String IN_MEMORY_REFUSED = "quarkus.mysql-lock.mode=in-memory keeps locks in one JVM's memory:"
+            + " it is for tests and dev mode only, never a production build. Set it for those profiles only"
+            + " (%test.quarkus.mysql-lock.mode=in-memory), and use auto, named or lease otherwise.";
 
     private static ServerVersion.Flavor flavor(MySqlLockRuntimeConfig.ServerFlavor configured) {
         return switch (configured) {

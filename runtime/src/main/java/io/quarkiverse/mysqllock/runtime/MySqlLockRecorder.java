@@ -6,6 +6,7 @@ import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MicrometerLockMetrics;
 import io.quarkiverse.mysqllock.runtime.tracing.OpenTelemetryLockSpans;
@@ -13,6 +14,7 @@ import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
+import io.quarkus.runtime.configuration.ConfigurationException;
 
 @Recorder
 public class MySqlLockRecorder {
@@ -36,6 +38,28 @@ public class MySqlLockRecorder {
                     context.getInjectedReference(TransactionManager.class),
                     micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE,
                     tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE);
+        };
+    }
+
+    /** The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource is injected. */
+    public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> inMemoryLockManager(
+            String dataSourceName, boolean micrometer, boolean tracing) {
+        return context -> {
+            MySqlLockRuntimeConfig runtime = config.getValue();
+            if (runtime.mode() != MySqlLockRuntimeConfig.Mode.IN_MEMORY) {
+                throw new ConfigurationException("quarkus.mysql-lock.mode=" + runtime.mode().toString().toLowerCase()
+                        .replace('_', '-') + " at run time, but the application was built for in-memory locks:"
+                        + " the engine is chosen when the application is built; build it again with that mode");
+            }
+            LockNames names;
+            try {
+                names = LockNames.withNamespace(runtime.namespace().orElse(null));
+            } catch (IllegalArgumentException e) {
+                throw new ConfigurationException(e.getMessage(), e);
+            }
+            return MySqlLockManagerFactory.inMemory(dataSourceName, runtime,
+                    GuardedMetrics.of(micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE),
+                    tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE, names);
         };
     }
 }

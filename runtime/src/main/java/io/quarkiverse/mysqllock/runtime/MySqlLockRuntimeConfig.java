@@ -17,7 +17,9 @@ public interface MySqlLockRuntimeConfig {
     /**
      * The engine: {@code auto} picks {@code lease} when replication is configured (see {@code replication}) and
      * {@code named} otherwise, and logs why; {@code named} uses the server's named locks ({@code GET_LOCK}), which are
-     * not replicated; {@code lease} uses leases in the lock table.
+     * not replicated; {@code lease} uses leases in the lock table. {@code in-memory}, for tests and dev mode only (the
+     * build fails with it in a production build): locks in the JVM's memory, no database, with the LEASE engine's
+     * contract (see the guide's test kit page); it is read when the application is built.
      */
     @WithDefault("auto")
     Mode mode();
@@ -147,7 +149,8 @@ public interface MySqlLockRuntimeConfig {
     enum Mode {
         AUTO,
         NAMED,
-        LEASE
+        LEASE,
+        IN_MEMORY
     }
 
     /** Which server's named-lock semantics apply. */

@@ -33,7 +33,8 @@ public final class LockAssert {
 
     /**
      * Runs the action and asserts that, while it ran, the application took the lock of this name (on any thread: a
-     * {@code @Locked} method, {@code withLock}, an asynchronous acquisition) and held it until the action returned or
+     * {@code @Locked} method of any mode, {@code withLock}, an asynchronous acquisition, a permit of the semaphore or a
+     * side of the read-write lock of that name) and held it until the action returned or
      * released it before; fails if the action took no lock of that name. The action's own exception is rethrown.
      *
      * @return what the action returned
@@ -46,8 +47,9 @@ public final class LockAssert {
             result = action.call();
             events = List.copyOf(recording.events);
         }
-        boolean taken = events.stream()
-                .anyMatch(event -> event.kind() == LockEvent.Kind.ACQUIRED && event.name().equals(name));
+        // a read-write lock's sides and a semaphore's permits are locks of derived names ("name#rw-gate", ...)
+        boolean taken = events.stream().anyMatch(event -> event.kind() == LockEvent.Kind.ACQUIRED
+                && (event.name().equals(name) || event.name().startsWith(name + "#")));
         if (!taken) {
             throw new AssertionError("Expected the code to run under lock '" + name + "', but it took "
                     + (events.isEmpty() ? "no lock"

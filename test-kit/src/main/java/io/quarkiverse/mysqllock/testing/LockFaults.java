@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -16,12 +17,14 @@ import jakarta.inject.Singleton;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
+import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 
 /**
@@ -35,7 +38,7 @@ import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 public class LockFaults {
 
     /** How long a fault waits for this instance's holders to be told of a loss it caused. */
-    private static final Duration TOLD_WITHIN = Duration.ofSeconds(10);
+    private static final Duration TOLD_WITHIN = Duration.ofSeconds(30);
 
     private final MySqlLockManager locks;
 
@@ -52,7 +55,8 @@ public class LockFaults {
     /**
      * Loses the lock of this name as the real failure would: on NAMED the server ends the holder's session (as a
      * {@code KILL}, a restart or a network cut does: every lock of that session is lost), on LEASE the lease ends on
-     * the server (as when renewals could not reach it for a whole ttl). Returns once this instance's holder was told
+     * the server (as when renewals could not reach it for a whole ttl); with the in-memory engine the hold ends as a
+     * lease that ran out. Returns once this instance's holder was told
      * (its {@code isValid()} false, its {@code onLost} listeners called or being called on
      * their own threads); a holder in another process learns of it at its next keepalive or renewal.
      *
@@ -61,27 +65,60 @@ public class LockFaults {
     public void loseLock(String name) {
         String serverName = locks.serverName(name);
         LockEngine engine = locks.engine();
-        boolean heldHere = heldHere(name);
-        try (Connection connection = dataSource().getConnection()) {
-            if (engine instanceof LeaseEngine lease) {
-                endLease(connection, lease.tableName(), name, serverName);
-            } else {
-                killHolderSession(connection, name, serverName);
+        // this instance's hold, told apart from a later one of the same name (a waiting thread takes the name as soon
+        // as it is lost) by when it began
+        Optional<Instant> heldHereSince = heldHere(name).map(LockInfo::since);
+        if (engine instanceof InMemoryEngine memory) {
+            // quarkus.mysql-lock.mode=in-memory: the hold ends as a lease that ran out
+            if (!memory.loseHolder(serverName, "Lock '" + name + "' was lost (LockFaults.loseLock)")) {
+                throw new IllegalStateException("Lock '" + name + "' is not held: nothing to lose");
             }
-        } catch (SQLException e) {
-            throw new IllegalStateException("Could not lose lock '" + name + "': " + e.getMessage(), e);
-        }
-        PeriodicWork work = engine.periodicWork();
-        if (work != null) {
-            // the keepalive check or the renewal now, rather than at the next period: the holder is told now
-            try {
-                work.runNow();
-            } catch (RuntimeException e) {
-                // a failed check or renewal is what the loss looks like to some of the engine's work
+        } else {
+            // on a thread of its own: outside the test's transaction, if it has one (an uncommitted change would hold
+            // the row and end nothing)
+            String table = engine instanceof LeaseEngine lease ? lease.tableName() : null;
+            CompletableFuture<Void> done = new CompletableFuture<>();
+            Thread fault = new Thread(() -> {
+                try (Connection connection = dataSource().getConnection()) {
+                    if (table != null) {
+                        endLease(connection, table, name, serverName);
+                    } else {
+                        killHolderSession(connection, name, serverName);
+                    }
+                    done.complete(null);
+                } catch (SQLException e) {
+                    done.completeExceptionally(new IllegalStateException("Could not lose lock '" + name + "': "
+                            + e.getMessage(), e));
+                } catch (RuntimeException e) {
+                    done.completeExceptionally(e);
+                }
+            }, "lock-faults-lose-" + name);
+            fault.start();
+            join(done, name);
+            PeriodicWork work = engine.periodicWork();
+            if (work != null) {
+                // the keepalive check or the renewal now, rather than at the next period: the holder is told now
+                try {
+                    work.runNow();
+                } catch (RuntimeException e) {
+                    // a failed check or renewal is what the loss looks like to some of the engine's work
+                }
             }
         }
-        if (heldHere) {
-            awaitTold(name);
+        heldHereSince.ifPresent(since -> awaitTold(name, since));
+    }
+
+    private static void join(CompletableFuture<Void> done, String name) {
+        try {
+            done.get(60, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof RuntimeException runtime ? runtime
+                    : new IllegalStateException("Could not lose lock '" + name + "'", e.getCause());
+        } catch (java.util.concurrent.TimeoutException e) {
+            throw new IllegalStateException("Losing lock '" + name + "' took more than 60 s", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("Interrupted while losing lock '" + name + "'", e);
         }
     }
 
@@ -115,13 +152,13 @@ public class LockFaults {
         }
     }
 
-    private boolean heldHere(String name) {
-        return locks.held().stream().anyMatch(info -> info.name().equals(name));
+    private Optional<LockInfo> heldHere(String name) {
+        return locks.held().stream().filter(info -> info.name().equals(name)).findFirst();
     }
 
-    private void awaitTold(String name) {
+    private void awaitTold(String name, Instant since) {
         long deadline = System.nanoTime() + TOLD_WITHIN.toNanos();
-        while (heldHere(name)) {
+        while (heldHere(name).filter(info -> info.since().equals(since)).isPresent()) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("Lock '" + name + "' was lost on the server, but its holder in this"
                         + " instance was not told within " + TOLD_WITHIN.toSeconds() + " s");
@@ -144,7 +181,8 @@ public class LockFaults {
     public Pause pauseRenewals() {
         PeriodicWork work = locks.engine().periodicWork();
         if (work == null) {
-            throw new IllegalStateException("The " + locks.mode() + " engine has no renewals to pause");
+            throw new IllegalStateException((locks.engine() instanceof InMemoryEngine ? "The in-memory engine"
+                    : "The " + locks.mode() + " engine") + " has no renewals to pause");
         }
         work.pause(true);
         return () -> work.pause(false);

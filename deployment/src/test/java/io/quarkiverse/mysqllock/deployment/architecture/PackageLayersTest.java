@@ -27,8 +27,9 @@ class PackageLayersTest {
             "runtime");
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-            Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "metrics", "named", "table", "topology",
-                    "tracing")),
+            Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "memory", "metrics", "named", "table",
+                    "topology", "tracing")),
+            Map.entry("memory", Set.of("engine", "jdbc")),
             Map.entry("locked", Set.of("", "coordination", "engine", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),

@@ -32,7 +32,7 @@ public final class LeaseStatements {
     private static final int DEADLOCK_RETRIES = 10;
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
     /** How many times a release refused by a row lock is tried again, each waiting for the row. */
-    private static final int ROW_LOCKED_GIVE_UP_ATTEMPTS = 5;
+    private static final int ROW_LOCKED_GIVE_UP_ATTEMPTS = 3;
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -224,18 +224,22 @@ public final class LeaseStatements {
                 connections.giveBack(borrowed);
                 return released;
             } catch (SQLException e) {
+                if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
+                    // refused, nothing changed: the row is locked (a transaction reading the fence, a Galera node
+                    // applying the others' commits); the connection is fine, and the lease is given up once the row is
+                    // free, off this thread
+                    if (borrowed != null) {
+                        connections.giveBack(borrowed);
+                    }
+                    giveUpOnceTheRowIsFree(lease, e);
+                    return -1;
+                }
                 if (borrowed != null) {
                     connections.discard(borrowed.pooled());
                 }
                 boolean readOnly = SqlErrors.isReadOnly(e);
                 if (readOnly) {
                     connections.readOnlyFound("release of lease '" + lease.name() + "'");
-                }
-                if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
-                    // refused, nothing changed: the row is locked (a transaction reading the fence, a Galera node
-                    // applying the others' commits); the lease is given up once the row is free, off this thread
-                    giveUpOnceTheRowIsFree(lease, e);
-                    return -1;
                 }
                 if (!(readOnly || SqlErrors.isConnectionFailure(e)) || attempt >= MAX_STALE_CONNECTIONS) {
                     LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
@@ -270,11 +274,17 @@ public final class LeaseStatements {
                         return;
                     } catch (SQLException e) {
                         if (borrowed != null) {
-                            connections.discard(borrowed.pooled());
+                            if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
+                                connections.giveBack(borrowed); // refused by a row lock: the connection is fine
+                            } else {
+                                connections.discard(borrowed.pooled());
+                            }
                         }
                         last = e;
                     } catch (RuntimeException e) {
-                        break;
+                        LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
+                                e.toString());
+                        return;
                     }
                 }
                 LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),

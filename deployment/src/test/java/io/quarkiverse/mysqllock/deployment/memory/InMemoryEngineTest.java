@@ -1,0 +1,153 @@
+package io.quarkiverse.mysqllock.deployment.memory;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * {@code quarkus.mysql-lock.mode=in-memory}: an application with no datasource at all gets a LockManager with the
+ * engines' contract - re-entrancy, fencing tokens, busy answers, caps, losses told - and the primitives built on it.
+ */
+class InMemoryEngineTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = new QuarkusUnitTest()
+            .withApplicationRoot(jar -> jar.addClasses(Background.class))
+            .overrideConfigKey("quarkus.mysql-lock.mode", "in-memory")
+            // no database at all: the default datasource (quarkus-jdbc-mysql) gets no URL and no Dev Services
+            .overrideConfigKey("quarkus.datasource.devservices.enabled", "false");
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void theManagerNeedsNoDatabase() {
+        assertThat(((MySqlLockManager) locks).engine()).isInstanceOf(InMemoryEngine.class);
+        assertThat(locks.mode()).isEqualTo(LockMode.LEASE);
+        assertThat(((MySqlLockManager) locks).health().isUp()).isTrue();
+        assertThat(((MySqlLockManager) locks).health().data()).containsEntry("engine",
+                "in-memory (tests and dev mode only: no database)");
+    }
+
+    @Test
+    void aNestedHoldSharesTheLockAndItsTokenAndOtherThreadsAreRefused() throws Exception {
+        try (LockHandle outer = locks.acquire("mem:nested", Duration.ZERO)) {
+            try (LockHandle inner = locks.acquire("mem:nested", Duration.ZERO)) {
+                assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+            }
+            assertThat(outer.isValid()).as("held until the outer hold is released").isTrue();
+            assertThat(Background.supply(() -> locks.tryAcquire("mem:nested")).get(5, TimeUnit.SECONDS)).isEmpty();
+            LockNotAcquiredException busy = Background.supply(() -> {
+                try {
+                    locks.acquire("mem:nested", Duration.ofMillis(50));
+                    return null;
+                } catch (LockNotAcquiredException e) {
+                    return e;
+                }
+            }).get(5, TimeUnit.SECONDS);
+            assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
+            assertThat(busy.getMessage()).contains("mem:nested").contains("thread '");
+        }
+        assertThat(locks.isLocked("mem:nested")).isFalse();
+    }
+
+    @Test
+    void fencingTokensGrowPerNameAcrossHolders() throws Exception {
+        long first;
+        try (LockHandle handle = locks.acquire("mem:fence", Duration.ZERO)) {
+            first = handle.fencingToken();
+        }
+        long second = Background.supply(() -> {
+            try (LockHandle handle = locks.acquire("mem:fence", Duration.ZERO)) {
+                return handle.fencingToken();
+            }
+        }).get(5, TimeUnit.SECONDS);
+        assertThat(second).isGreaterThan(first);
+    }
+
+    @Test
+    void aWaiterGetsTheLockWhenItIsReleased() throws Exception {
+        LockHandle holder = locks.acquire("mem:wait", Duration.ZERO);
+        CompletableFuture<Long> waiter = Background.supply(() -> {
+            try (LockHandle handle = locks.acquire("mem:wait", Duration.ofSeconds(10))) {
+                return handle.fencingToken();
+            }
+        });
+        assertThat(waiter).isNotDone();
+        long released = holder.fencingToken();
+        holder.release();
+        assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(released);
+    }
+
+    @Test
+    void aCappedHoldIsLostAtItsEndUnlessExtended() throws Exception {
+        CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+        LockHandle capped = locks.acquire("mem:cap", LockOptions.waitingUpTo(Duration.ZERO)
+                .holdingAtMost(Duration.ofMillis(600))).onLost(lost::complete);
+        assertThat(capped.extend(Duration.ofSeconds(30))).isTrue();
+        // past the first cap's end: extended, the hold lives on (time passing is what is tested)
+        TimeUnit.MILLISECONDS.sleep(900);
+        assertThat(lost).isNotDone();
+        assertThat(capped.isValid()).isTrue();
+        assertThat(capped.extend(Duration.ofMillis(500))).isTrue();
+        assertThat(lost.get(10, TimeUnit.SECONDS).reason()).isEqualTo(LockLostException.Reason.LEASE_EXPIRED);
+        assertThat(capped.isValid()).isFalse();
+        assertThat(locks.tryAcquire("mem:cap")).as("free once the lease ended").isPresent().get()
+                .satisfies(LockHandle::release);
+        capped.release();
+    }
+
+    @Test
+    void aForcedReleaseTellsTheHolder() throws Exception {
+        CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+        LockHandle handle = locks.acquire("mem:force", Duration.ZERO).onLost(lost::complete);
+        assertThat(locks.forceRelease("mem:force")).isTrue();
+        assertThat(lost.get(10, TimeUnit.SECONDS).lockName()).isEqualTo("mem:force");
+        assertThat(handle.isValid()).isFalse();
+        handle.release();
+        assertThat(locks.forceRelease("mem:force")).isFalse();
+        assertThat(locks.held()).isEmpty();
+    }
+
+    @Test
+    void semaphoresWorkOnIt() throws Exception {
+        DistributedSemaphore semaphore = locks.semaphore("mem:sem", 2);
+        LockHandle one = semaphore.acquire(Duration.ZERO);
+        LockHandle two = semaphore.acquire(Duration.ZERO);
+        assertThat(semaphore.tryAcquire(Duration.ZERO)).isEmpty();
+        one.release();
+        two.release();
+        assertThat(semaphore.availablePermits()).isEqualTo(2);
+    }
+
+    @Test
+    void whatNeedsTheLockTableIsRefusedClearly() {
+        assertThatThrownBy(() -> locks.runOnce("mem:once", () -> {
+        })).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("runOnce")
+                .hasMessageContaining("in-memory").hasMessageContaining("@EmbeddedMariaDb");
+        assertThatThrownBy(() -> locks.purgeUnused(Duration.ofDays(1)))
+                .isInstanceOf(UnsupportedOperationException.class);
+        assertThat(Optional.ofNullable(((MySqlLockManager) locks).dataSourceName())).contains("<default>");
+    }
+}
