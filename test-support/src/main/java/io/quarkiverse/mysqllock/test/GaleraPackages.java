@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.test;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -39,13 +38,9 @@ final class GaleraPackages {
         if (installed()) {
             return Optional.empty();
         }
-        if (!"root".equals(System.getProperty("user.name")) || !Files.isExecutable(Path.of("/usr/bin/apt-get"))) {
-            return Optional.of("Galera needs Debian's packages " + String.join(", ", PACKAGES)
-                    + ", which are absent, and they can be installed only by root with apt-get");
-        }
-        System.out.println("galera: installing Debian's " + String.join(" ", PACKAGES));
-        if (apt("install") != 0 && (apt("update") != 0 || apt("install") != 0)) {
-            return Optional.of("apt-get could not install " + String.join(", ", PACKAGES));
+        Optional<String> failed = AptPackages.install("galera", PACKAGES);
+        if (failed.isPresent()) {
+            return failed;
         }
         stopPackagedService();
         return installed() ? Optional.empty()
@@ -55,25 +50,6 @@ final class GaleraPackages {
     private static boolean installed() {
         return Files.isExecutable(MARIADBD) && Files.isExecutable(INSTALL_DB) && Files.exists(PROVIDER)
                 && Files.isExecutable(RSYNC) && faketimeLibrary().isPresent();
-    }
-
-    private static int apt(String verb) {
-        List<String> command = new ArrayList<>(List.of("apt-get", verb, "-y", "-q"));
-        if (verb.equals("install")) {
-            command.add("--no-install-recommends");
-            command.addAll(List.of(PACKAGES));
-        }
-        try {
-            ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
-            builder.environment().put("DEBIAN_FRONTEND", "noninteractive");
-            Process process = builder.start();
-            return process.waitFor(15, TimeUnit.MINUTES) ? process.exitValue() : -1;
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
     }
 
     /** The package starts a server of its own on port 3306 where it can: the tests need none. */

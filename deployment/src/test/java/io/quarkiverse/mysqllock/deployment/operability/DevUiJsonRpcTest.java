@@ -2,22 +2,34 @@ package io.quarkiverse.mysqllock.deployment.operability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.awt.image.BufferedImage;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+import javax.imageio.ImageIO;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
 import org.jboss.shrinkwrap.api.asset.StringAsset;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -25,6 +37,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.DevUiJsonRpc;
+import io.quarkiverse.mysqllock.test.HeadlessChromium;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.runtime.StartupEvent;
 import io.quarkus.test.QuarkusDevModeTest;
@@ -33,6 +46,7 @@ import io.quarkus.test.QuarkusDevModeTest;
  * The Dev UI card's JSON-RPC methods, called over the Dev UI's WebSocket of an application in dev mode on the LEASE
  * engine that holds a lock from start-up: engine and reason, held locks, holders, and force-release of the lease.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DevUiJsonRpcTest {
 
     static final int PORT = freePort();
@@ -44,6 +58,7 @@ class DevUiJsonRpcTest {
                     .addAsResource(new StringAsset(properties()), "application.properties"));
 
     @Test
+    @Order(2)
     void showsEngineHeldLocksAndHoldersAndForceReleasesALease() throws Exception {
         HttpResponse<String> component = HttpClient.newHttpClient().send(HttpRequest
                 .newBuilder(URI.create(URL + "/q/dev-ui/quarkus-mysql-lock/qwc-mysql-lock-locks.js")).build(),
@@ -90,6 +105,95 @@ class DevUiJsonRpcTest {
         List<String> names = new ArrayList<>();
         locks.forEach(lock -> names.add(lock.get("name").asText()));
         return names;
+    }
+
+    /**
+     * The card in a real browser (Debian's Chromium, headless): it renders in the Dev UI's extensions page with its
+     * title and its page link, whose page shows the engine. The card's screenshot is the README's
+     * ({@code docs/modules/ROOT/assets/images/dev-ui-card.png}): every build refreshes it. It runs first, while the
+     * application holds its one lock, so that the card's count, and so the picture, is the same at every build.
+     */
+    @Test
+    @Order(1)
+    void theCardAndItsPageRenderInARealBrowser() throws Exception {
+        Optional<String> unavailable = HeadlessChromium.unavailable();
+        if ("true".equals(System.getenv("CI"))) {
+            assertThat(unavailable).as("a headless browser, which CI must have").isEmpty();
+        }
+        Assumptions.assumeTrue(unavailable.isEmpty(), () -> unavailable.orElse(""));
+        try (HeadlessChromium browser = HeadlessChromium.start(1400, 1000)) {
+            browser.open(URL + "/q/dev-ui/extensions");
+            JsonNode card = rendered(browser, "MySQL Lock", "Distributed locks");
+            assertThat(card.get("text").asText()).contains("MySQL Lock").contains("Distributed locks");
+            Path images = Path.of("..", "docs", "modules", "ROOT", "assets", "images");
+            Files.write(images.resolve("dev-ui-card.png"), checkedPng(browser.screenshot(card.get("x").asDouble(),
+                    card.get("y").asDouble(), card.get("width").asDouble(), card.get("height").asDouble())));
+            browser.open(card.get("href").asText());
+            JsonNode page = rendered(browser, "Datasource", "LEASE");
+            assertThat(page.get("text").asText()).contains("<default>").contains("LEASE");
+            // the page shows times: its picture goes to target/, for a look, not into the repository
+            Files.write(Path.of("target", "dev-ui-locks.png"), checkedPng(browser.screenshot(0, 0, 1400, 700)));
+        }
+    }
+
+    /**
+     * The smallest card-sized element whose text, shadow roots included, has every one of the texts, with its box and
+     * the first link in it; polled until the page's scripts rendered it.
+     */
+    private static JsonNode rendered(HeadlessChromium browser, String... texts) throws Exception {
+        String wanted = java.util.Arrays.stream(texts).map(text -> "'" + text + "'")
+                .collect(java.util.stream.Collectors.joining(","));
+        String find = """
+                (() => {
+                  const wanted = [%s];
+                  const all = [];
+                  const walk = root => { for (const el of root.querySelectorAll('*')) { all.push(el);
+                    if (el.shadowRoot) walk(el.shadowRoot); } };
+                  walk(document);
+                  const deep = el => { let text = ''; let link = null; const stack = [el];
+                    while (stack.length) { const e = stack.pop();
+                      if (e.nodeType === 3) { text += e.textContent + ' '; continue; }
+                      if (!link && e.tagName === 'A' && e.href) link = e.href;
+                      if (e.shadowRoot) stack.push(...e.shadowRoot.childNodes);
+                      stack.push(...(e.childNodes || [])); }
+                    return { text: text.replace(/\s+/g, ' ').trim(), link }; };
+                  let best = null;
+                  for (const el of all) {
+                    const box = el.getBoundingClientRect();
+                    if (box.width < 150 || box.height < 60) continue;
+                    const content = deep(el);
+                    if (!wanted.every(w => content.text.includes(w))) continue;
+                    if (!best || box.width * box.height < best.width * best.height) {
+                      best = { x: box.x, y: box.y, width: box.width, height: box.height, text: content.text,
+                               href: content.link };
+                    }
+                  }
+                  return best;
+                })()""".formatted(wanted);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        JsonNode found = browser.evaluate(find);
+        while (found.isNull() || found.isMissingNode()) {
+            assertThat(System.nanoTime()).as("rendered within 60 s: " + wanted).isLessThan(deadline);
+            TimeUnit.MILLISECONDS.sleep(200); // polling the page's rendering: nothing to wait on
+            found = browser.evaluate(find);
+        }
+        return found;
+    }
+
+    /** The PNG, checked to be a picture: of some size, and not of one colour. */
+    private static byte[] checkedPng(byte[] png) throws IOException {
+        BufferedImage image = ImageIO.read(new ByteArrayInputStream(png));
+        assertThat(image).as("a PNG").isNotNull();
+        assertThat(image.getWidth()).isGreaterThan(100);
+        assertThat(image.getHeight()).isGreaterThan(50);
+        java.util.Set<Integer> colours = new java.util.HashSet<>();
+        for (int x = 0; x < image.getWidth(); x += 3) {
+            for (int y = 0; y < image.getHeight(); y += 3) {
+                colours.add(image.getRGB(x, y));
+            }
+        }
+        assertThat(colours.size()).as("colours in the picture").isGreaterThan(10);
+        return png;
     }
 
     private static String properties() {

@@ -1,0 +1,190 @@
+package io.quarkiverse.mysqllock.test;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+
+/**
+ * Debian's Chromium, headless, driven through the DevTools protocol (no driver, no downloaded browser): for tests that
+ * render a page for real, such as the Dev UI card. Installed with apt-get when absent and the build runs as root.
+ */
+public final class HeadlessChromium implements AutoCloseable {
+
+    static final Path CHROMIUM = Path.of("/usr/bin/chromium");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Optional<String> unavailable;
+
+    private final Process process;
+    private final Path profile;
+    private final WebSocket socket;
+    private final AtomicInteger ids = new AtomicInteger();
+    private final Map<Integer, CompletableFuture<JsonNode>> answers = new ConcurrentHashMap<>();
+
+    /** Why Chromium cannot run here, or empty: installs it first where it can. */
+    public static synchronized Optional<String> unavailable() {
+        if (unavailable == null) {
+            unavailable = Files.isExecutable(CHROMIUM) ? Optional.empty()
+                    : AptPackages.install("headless browser", "chromium")
+                            .or(() -> Files.isExecutable(CHROMIUM) ? Optional.empty()
+                                    : Optional.of("chromium was installed, but " + CHROMIUM + " is missing"));
+        }
+        return unavailable;
+    }
+
+    /** Starts a browser with an empty profile and a window of this size, on one blank page. */
+    public static HeadlessChromium start(int width, int height) throws Exception {
+        unavailable().ifPresent(reason -> {
+            throw new IllegalStateException(reason);
+        });
+        return new HeadlessChromium(width, height);
+    }
+
+    private HeadlessChromium(int width, int height) throws Exception {
+        profile = Files.createTempDirectory("mlk-chromium");
+        process = new ProcessBuilder(CHROMIUM.toString(), "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--hide-scrollbars", "--remote-allow-origins=*", "--user-data-dir=" + profile,
+                "--window-size=" + width + "," + height, "--remote-debugging-port=0", "about:blank")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        String browserSocket = devToolsAddress();
+        String port = URI.create(browserSocket).getPort() + "";
+        HttpResponse<String> targets = HttpClient.newHttpClient().send(
+                HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/json/list")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        String pageSocket = null;
+        for (JsonNode target : JSON.readTree(targets.body())) {
+            if (target.path("type").asText().equals("page")) {
+                pageSocket = target.path("webSocketDebuggerUrl").asText();
+                break;
+            }
+        }
+        if (pageSocket == null) {
+            close();
+            throw new IllegalStateException("Chromium opened no page: " + targets.body());
+        }
+        socket = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(URI.create(pageSocket), new Answers())
+                .get(30, TimeUnit.SECONDS);
+    }
+
+    /** The browser prints its DevTools address on its standard error once it listens. */
+    private String devToolsAddress() throws IOException {
+        BufferedReader errors = new BufferedReader(new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8));
+        StringBuilder seen = new StringBuilder();
+        String line;
+        while ((line = errors.readLine()) != null) {
+            int at = line.indexOf("ws://");
+            if (line.startsWith("DevTools listening on") && at >= 0) {
+                Thread drain = new Thread(() -> errors.lines().forEach(ignored -> {
+                }), "chromium-stderr");
+                drain.setDaemon(true);
+                drain.start();
+                return line.substring(at).strip();
+            }
+            seen.append(line).append('\n');
+        }
+        throw new IllegalStateException("Chromium ended before it listened:\n" + seen);
+    }
+
+    /** Opens the address; the page goes on loading and rendering after it: poll for what it shows. */
+    public void open(String url) throws Exception {
+        call("Page.enable", JSON.createObjectNode());
+        call("Page.navigate", JSON.createObjectNode().put("url", url));
+    }
+
+    /** Evaluates a JavaScript expression in the page (awaiting a promise) and returns its value as JSON. */
+    public JsonNode evaluate(String expression) throws Exception {
+        JsonNode result = call("Runtime.evaluate", JSON.createObjectNode().put("expression", expression)
+                .put("returnByValue", true).put("awaitPromise", true));
+        if (result.has("exceptionDetails")) {
+            throw new IllegalStateException("The page's script failed: " + result.get("exceptionDetails"));
+        }
+        return result.path("result").path("value");
+    }
+
+    /** A PNG of this part of the page, in CSS pixels. */
+    public byte[] screenshot(double x, double y, double width, double height) throws Exception {
+        ObjectNode clip = JSON.createObjectNode().put("x", x).put("y", y).put("width", width).put("height", height)
+                .put("scale", 1);
+        ObjectNode params = JSON.createObjectNode().put("format", "png");
+        params.set("clip", clip);
+        return Base64.getDecoder().decode(call("Page.captureScreenshot", params).path("data").asText());
+    }
+
+    private JsonNode call(String method, ObjectNode params) throws Exception {
+        int id = ids.incrementAndGet();
+        CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+        answers.put(id, answer);
+        ObjectNode message = JSON.createObjectNode().put("id", id).put("method", method);
+        message.set("params", params);
+        socket.sendText(JSON.writeValueAsString(message), true).get(30, TimeUnit.SECONDS);
+        JsonNode reply = answer.get(60, TimeUnit.SECONDS);
+        if (reply.has("error")) {
+            throw new IllegalStateException(method + " failed: " + reply.get("error"));
+        }
+        return reply.path("result");
+    }
+
+    /** Matches the browser's answers to the calls, by id; its events are ignored. */
+    private final class Answers implements WebSocket.Listener {
+        private final StringBuilder text = new StringBuilder();
+
+        @Override
+        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
+            text.append(data);
+            if (last) {
+                try {
+                    JsonNode message = JSON.readTree(text.toString());
+                    if (message.has("id")) {
+                        CompletableFuture<JsonNode> answer = answers.remove(message.get("id").asInt());
+                        if (answer != null) {
+                            answer.complete(message);
+                        }
+                    }
+                } catch (IOException e) {
+                    // not JSON: nothing waits for it
+                }
+                text.setLength(0);
+            }
+            webSocket.request(1);
+            return null;
+        }
+    }
+
+    @Override
+    public void close() {
+        if (socket != null) {
+            socket.abort();
+        }
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try (var files = Files.walk(profile)) {
+            files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            // a temporary directory left behind
+        }
+    }
+}
