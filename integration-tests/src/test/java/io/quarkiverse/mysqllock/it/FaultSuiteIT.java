@@ -97,7 +97,7 @@ class FaultSuiteIT {
     void clockSkewWithinTheBoundKeepsTheGuaranteesAndBeyondItIsDetected() throws Exception {
         io.quarkiverse.mysqllock.test.GaleraCluster.assumeAvailable("Galera clock-skew fault runs");
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.skew-seconds", 30)),
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.skew-seconds", 25)),
                 List.of(Scenario.GALERA_SKEW_WITHIN, Scenario.GALERA_SKEW_BEYOND), 3, 8, defaults.names(),
                 defaults.ttl(), defaults.keepalive(), Path.of("target/fault-suite-ci-skew"), defaults.seed(), System.out);
 
