@@ -54,7 +54,11 @@ public final class MySqlLockManagerFactory {
         return create(dataSource, dataSourceName, config, transactions, reported, LockSpans.NONE);
     }
 
-    /** @param spans where acquisitions and holds go as trace spans ({@code quarkus-opentelemetry}), or NONE */
+    /**
+     * @param dataSource the datasource the locks live in; null only with {@code quarkus.mysql-lock.mode=in-memory},
+     *        which uses none
+     * @param spans where acquisitions and holds go as trace spans ({@code quarkus-opentelemetry}), or NONE
+     */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported, LockSpans spans) {
         LockMetrics metrics = GuardedMetrics.of(reported);
@@ -148,7 +152,7 @@ public final class MySqlLockManagerFactory {
      * The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource, the JVM's memory; refused when the
      * application does not run for tests or in dev mode (the build refuses it too, but a runtime value could set it).
      */
-    public static MySqlLockManager inMemory(String dataSourceName, MySqlLockRuntimeConfig config, LockMetrics metrics,
+    private static MySqlLockManager inMemory(String dataSourceName, MySqlLockRuntimeConfig config, LockMetrics metrics,
             LockSpans spans, LockNames names) {
         if (!LaunchMode.current().isDevOrTest()) {
             throw new ConfigurationException(IN_MEMORY_REFUSED);

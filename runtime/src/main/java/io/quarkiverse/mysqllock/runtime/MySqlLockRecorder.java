@@ -6,7 +6,6 @@ import jakarta.transaction.TransactionManager;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
-import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MicrometerLockMetrics;
 import io.quarkiverse.mysqllock.runtime.tracing.OpenTelemetryLockSpans;
@@ -35,13 +34,15 @@ public class MySqlLockRecorder {
             AgroalDataSource dataSource = context.getInjectedReference(AgroalDataSource.class,
                     AgroalDataSourceUtil.qualifier(dataSourceName));
             return MySqlLockManagerFactory.create(dataSource, dataSourceName, config.getValue(),
-                    context.getInjectedReference(TransactionManager.class),
-                    micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE,
-                    tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE);
+                    context.getInjectedReference(TransactionManager.class), metrics(dataSourceName, micrometer),
+                    spans(tracing));
         };
     }
 
-    /** The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource is injected. */
+    /**
+     * The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource is injected (the factory, checking the
+     * configuration as for any manager, touches none in that mode).
+     */
     public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> inMemoryLockManager(
             String dataSourceName, boolean micrometer, boolean tracing) {
         return context -> {
@@ -51,15 +52,16 @@ public class MySqlLockRecorder {
                         .replace('_', '-') + " at run time, but the application was built for in-memory locks:"
                         + " the engine is chosen when the application is built; build it again with that mode");
             }
-            LockNames names;
-            try {
-                names = LockNames.withNamespace(runtime.namespace().orElse(null));
-            } catch (IllegalArgumentException e) {
-                throw new ConfigurationException(e.getMessage(), e);
-            }
-            return MySqlLockManagerFactory.inMemory(dataSourceName, runtime,
-                    GuardedMetrics.of(micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE),
-                    tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE, names);
+            return MySqlLockManagerFactory.create(null, dataSourceName, runtime, null, metrics(dataSourceName, micrometer),
+                    spans(tracing));
         };
+    }
+
+    private static LockMetrics metrics(String dataSourceName, boolean micrometer) {
+        return micrometer ? MicrometerLockMetrics.forDataSource(dataSourceName) : LockMetrics.NONE;
+    }
+
+    private static LockSpans spans(boolean tracing) {
+        return tracing ? OpenTelemetryLockSpans.fromContainer() : LockSpans.NONE;
     }
 }

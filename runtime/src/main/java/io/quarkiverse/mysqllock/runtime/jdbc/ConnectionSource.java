@@ -134,6 +134,30 @@ public final class ConnectionSource implements AutoCloseable {
     }
 
     /**
+     * Runs statements on a connection {@linkplain #borrowForStatements borrowed for them} (no wait for the pool), and
+     * gives it back. A statement the server refused for a row lock (a lock wait time-out, a deadlock: nothing changed,
+     * the session is fine) gives the connection back too; any other failure discards it. The failure is rethrown.
+     */
+    public <T> T withStatements(String lockName, Work<T> work) throws SQLException {
+        Borrowed borrowed = borrowForStatements(lockName, 0);
+        try {
+            T result = work.run(borrowed.raw());
+            giveBack(borrowed);
+            return result;
+        } catch (SQLException e) {
+            if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
+                giveBack(borrowed);
+            } else {
+                discard(borrowed.pooled());
+            }
+            throw e;
+        } catch (RuntimeException | Error e) {
+            discard(borrowed.pooled());
+            throw e;
+        }
+    }
+
+    /**
      * A connection borrowed for statements: the pool's wrapper, the driver's connection beneath it, and what to restore
      * before it goes back.
      */

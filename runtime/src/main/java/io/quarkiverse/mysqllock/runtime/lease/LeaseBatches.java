@@ -297,15 +297,9 @@ final class LeaseBatches {
 
     /** Gives up takes in doubt on a connection of their own, waiting for their rows; else they end with their ttl. */
     private void abandonWaiting(List<TakeRequest> takes) {
-        ConnectionSource.Borrowed borrowed = null;
         try {
-            borrowed = connections.borrowForStatements("(lease takes in doubt)", 0);
-            statements.giveUpTakes(borrowed.raw(), takes);
-            connections.giveBack(borrowed);
+            connections.withStatements("(lease takes in doubt)", raw -> statements.giveUpTakes(raw, takes));
         } catch (SQLException | RuntimeException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
             LOG.debugf("Giving up %d lease take(s) in doubt failed (they end with their ttl): %s", takes.size(),
                     e.getMessage());
         }

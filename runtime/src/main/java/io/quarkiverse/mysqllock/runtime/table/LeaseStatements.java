@@ -217,38 +217,25 @@ public final class LeaseStatements {
     /** Gives the lease up on the server: 1 if it was still ours, 0 if not, -1 if that could not be found out. */
     public int giveUp(OwnedLease lease) {
         for (int attempt = 1;; attempt++) {
-            ConnectionSource.Borrowed borrowed = null;
             try {
-                borrowed = connections.borrowForStatements(lease.name(), 0);
-                int released = giveUp(borrowed.raw(), lease);
-                connections.giveBack(borrowed);
-                return released;
+                return connections.withStatements(lease.name(), raw -> giveUp(raw, lease));
             } catch (SQLException e) {
                 if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
                     // refused, nothing changed: the row is locked (a transaction reading the fence, a Galera node
-                    // applying the others' commits); the connection is fine, and the lease is given up once the row is
-                    // free, off this thread
-                    if (borrowed != null) {
-                        connections.giveBack(borrowed);
-                    }
+                    // applying the others' commits); the lease is given up once the row is free, off this thread
                     giveUpOnceTheRowIsFree(lease, e);
                     return -1;
-                }
-                if (borrowed != null) {
-                    connections.discard(borrowed.pooled());
                 }
                 boolean readOnly = SqlErrors.isReadOnly(e);
                 if (readOnly) {
                     connections.readOnlyFound("release of lease '" + lease.name() + "'");
                 }
                 if (!(readOnly || SqlErrors.isConnectionFailure(e)) || attempt >= MAX_STALE_CONNECTIONS) {
-                    LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
-                            SqlErrors.describe(e));
+                    notReleased(lease, SqlErrors.describe(e));
                     return -1;
                 }
             } catch (LockNotAcquiredException e) {
-                LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
-                        e.getMessage());
+                notReleased(lease, e.getMessage());
                 return -1;
             }
         }
@@ -266,34 +253,25 @@ public final class LeaseStatements {
             connections.executor().execute(() -> {
                 SQLException last = refusal;
                 for (int attempt = 1; attempt <= ROW_LOCKED_GIVE_UP_ATTEMPTS; attempt++) {
-                    ConnectionSource.Borrowed borrowed = null;
                     try {
-                        borrowed = connections.borrowForStatements(lease.name(), 0);
-                        giveUp(borrowed.raw(), lease);
-                        connections.giveBack(borrowed);
+                        connections.withStatements(lease.name(), raw -> giveUp(raw, lease));
                         return;
                     } catch (SQLException e) {
-                        if (borrowed != null) {
-                            if (SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e)) {
-                                connections.giveBack(borrowed); // refused by a row lock: the connection is fine
-                            } else {
-                                connections.discard(borrowed.pooled());
-                            }
-                        }
                         last = e;
                     } catch (RuntimeException e) {
-                        LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
-                                e.toString());
+                        notReleased(lease, e.toString());
                         return;
                     }
                 }
-                LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
-                        SqlErrors.describe(last));
+                notReleased(lease, SqlErrors.describe(last));
             });
         } catch (RejectedExecutionException shutDown) {
-            LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(),
-                    SqlErrors.describe(refusal));
+            notReleased(lease, SqlErrors.describe(refusal));
         }
+    }
+
+    private static void notReleased(OwnedLease lease, String why) {
+        LOG.warnf("Could not release lease '%s' (%s): it ends by itself when it expires", lease.name(), why);
     }
 
     /** Gives the lease up on this connection: 1 if it was still ours, 0 if not. */
