@@ -94,7 +94,7 @@ public class LockFaults {
                 }
             }, "lock-faults-lose-" + name);
             fault.start();
-            join(done, name);
+            await(done, fault, 60, "lose lock '" + name + "'");
             PeriodicWork work = engine.periodicWork();
             if (work != null) {
                 // the keepalive check or the renewal now, rather than at the next period: the holder is told now
@@ -108,17 +108,23 @@ public class LockFaults {
         heldHereSince.ifPresent(since -> awaitTold(name, since));
     }
 
-    private static void join(CompletableFuture<Void> done, String name) {
+    /**
+     * The answer of the kit's own thread doing {@code what} (its failure as it is, when unchecked), within
+     * {@code seconds}; the thread is interrupted if the answer does not come.
+     */
+    private static <T> T await(CompletableFuture<T> answer, Thread worker, long seconds, String what) {
         try {
-            done.get(60, TimeUnit.SECONDS);
+            return answer.get(seconds, TimeUnit.SECONDS);
         } catch (java.util.concurrent.ExecutionException e) {
             throw e.getCause() instanceof RuntimeException runtime ? runtime
-                    : new IllegalStateException("Could not lose lock '" + name + "'", e.getCause());
+                    : new IllegalStateException("Could not " + what, e.getCause());
         } catch (java.util.concurrent.TimeoutException e) {
-            throw new IllegalStateException("Losing lock '" + name + "' took more than 60 s", e);
+            worker.interrupt();
+            throw new IllegalStateException("Could not " + what + " within " + seconds + " s", e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new IllegalStateException("Interrupted while losing lock '" + name + "'", e);
+            worker.interrupt();
+            throw new IllegalStateException("Interrupted while trying to " + what, e);
         }
     }
 
@@ -223,20 +229,7 @@ public class LockFaults {
         }, "lock-faults-busy-" + name);
         holder.setDaemon(true);
         holder.start();
-        try {
-            LockHandle handle = taken.get(30, TimeUnit.SECONDS);
-            return new Busy(handle, done, holder);
-        } catch (java.util.concurrent.ExecutionException e) {
-            throw e.getCause() instanceof RuntimeException runtime ? runtime
-                    : new IllegalStateException("Could not make '" + name + "' busy", e.getCause());
-        } catch (java.util.concurrent.TimeoutException e) {
-            holder.interrupt();
-            throw new IllegalStateException("Could not make '" + name + "' busy within 30 s", e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            holder.interrupt();
-            throw new IllegalStateException("Interrupted while making '" + name + "' busy", e);
-        }
+        return new Busy(await(taken, holder, 30, "make '" + name + "' busy"), done, holder);
     }
 
     /** The engine this manager uses. */

@@ -7,18 +7,13 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
-import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -36,9 +31,7 @@ public final class HeadlessChromium implements AutoCloseable {
 
     private final Process process;
     private final Path profile;
-    private final WebSocket socket;
-    private final AtomicInteger ids = new AtomicInteger();
-    private final Map<Integer, CompletableFuture<JsonNode>> answers = new ConcurrentHashMap<>();
+    private final JsonWebSocket socket;
 
     /** Why Chromium cannot run here, or empty: installs it first where it can. */
     public static synchronized Optional<String> unavailable() {
@@ -82,8 +75,7 @@ public final class HeadlessChromium implements AutoCloseable {
             close();
             throw new IllegalStateException("Chromium opened no page: " + targets.body());
         }
-        socket = HttpClient.newHttpClient().newWebSocketBuilder().buildAsync(URI.create(pageSocket), new Answers())
-                .get(30, TimeUnit.SECONDS);
+        socket = new JsonWebSocket(URI.create(pageSocket), Duration.ofSeconds(30));
     }
 
     /** The browser prints its DevTools address on its standard error once it listens. */
@@ -131,49 +123,19 @@ public final class HeadlessChromium implements AutoCloseable {
     }
 
     private JsonNode call(String method, ObjectNode params) throws Exception {
-        int id = ids.incrementAndGet();
-        CompletableFuture<JsonNode> answer = new CompletableFuture<>();
-        answers.put(id, answer);
-        ObjectNode message = JSON.createObjectNode().put("id", id).put("method", method);
-        message.set("params", params);
-        socket.sendText(JSON.writeValueAsString(message), true).get(30, TimeUnit.SECONDS);
-        JsonNode reply = answer.get(60, TimeUnit.SECONDS);
+        ObjectNode request = JSON.createObjectNode().put("method", method);
+        request.set("params", params);
+        JsonNode reply = socket.call(request, Duration.ofSeconds(60));
         if (reply.has("error")) {
             throw new IllegalStateException(method + " failed: " + reply.get("error"));
         }
         return reply.path("result");
     }
 
-    /** Matches the browser's answers to the calls, by id; its events are ignored. */
-    private final class Answers implements WebSocket.Listener {
-        private final StringBuilder text = new StringBuilder();
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            text.append(data);
-            if (last) {
-                try {
-                    JsonNode message = JSON.readTree(text.toString());
-                    if (message.has("id")) {
-                        CompletableFuture<JsonNode> answer = answers.remove(message.get("id").asInt());
-                        if (answer != null) {
-                            answer.complete(message);
-                        }
-                    }
-                } catch (IOException e) {
-                    // not JSON: nothing waits for it
-                }
-                text.setLength(0);
-            }
-            webSocket.request(1);
-            return null;
-        }
-    }
-
     @Override
     public void close() {
         if (socket != null) {
-            socket.abort();
+            socket.close();
         }
         process.destroyForcibly();
         try {
