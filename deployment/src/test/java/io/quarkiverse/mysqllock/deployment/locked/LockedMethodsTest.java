@@ -142,6 +142,23 @@ class LockedMethodsTest {
         LockApp.await("the lock to be released", Duration.ofSeconds(5), () -> ServerState.holder("async:u2").isEmpty());
     }
 
+    /**
+     * A cancellation that comes while the method itself runs (it builds its Uni): the lock is released. Before, Mutiny's
+     * operators had already passed the handle on and no longer heard of the cancellation, and the method's Uni was
+     * subscribed after it, never cancelled: the lock stayed held for good (found as a flaky failure of the test above).
+     */
+    @Test
+    void cancellingAUniWhileItsMethodRunsReleasesTheLock() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch proceed = new CountDownLatch(1);
+        Cancellable subscription = orders.slowlyBuilt("u3", entered, proceed).subscribe().with(item -> {
+        });
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        subscription.cancel();
+        proceed.countDown();
+        LockApp.await("the lock to be released", Duration.ofSeconds(10), () -> ServerState.holder("async:u3").isEmpty());
+    }
+
     @Test
     void aCompletionStageHoldsTheLockUntilItCompletes() throws Exception {
         CompletableFuture<String> gate = new CompletableFuture<>();
@@ -257,6 +274,17 @@ class LockedMethodsTest {
         @Locked("async:{id}")
         public Uni<String> async(String id, CompletableFuture<String> gate) {
             return Uni.createFrom().completionStage(gate);
+        }
+
+        @Locked("async:{id}")
+        public Uni<String> slowlyBuilt(String id, CountDownLatch entered, CountDownLatch proceed) {
+            entered.countDown();
+            try {
+                proceed.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return Uni.createFrom().completionStage(new CompletableFuture<String>());
         }
 
         @Locked("stage:{id}")

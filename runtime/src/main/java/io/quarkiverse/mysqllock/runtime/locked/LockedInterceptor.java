@@ -92,32 +92,33 @@ public class LockedInterceptor {
     }
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
-        return Uni.createFrom().deferred(() -> {
-            long start = System.nanoTime();
-            return acquireAsync(context, method, name)
-                    .onFailure(failure -> skips(method, failure)).recoverWithNull()
-                    .onItem().transformToUni(handle -> {
-                        if (handle == null) {
-                            skipped(method, name);
-                            return Uni.createFrom().nullItem();
-                        }
-                        Uni<?> result;
-                        try {
-                            result = (Uni<?>) context.proceed();
-                        } catch (Exception e) {
-                            return Uni.createFrom().failure(withLoss(e, release(handle, method, start), method));
-                        }
-                        return result.onItemOrFailure().transformToUni((item, failure) -> {
-                            LockLostException lost = release(handle, method, start);
-                            if (failure != null) {
-                                return Uni.createFrom().failure(withLoss(failure, lost, method));
-                            }
-                            return lost != null
-                                    ? Uni.createFrom().failure(ControlledHandle.lostDuring(method.description, lost))
-                                    : Uni.createFrom().item(item);
-                        }).onCancellation().invoke(() -> release(handle, method, start));
-                    });
-        });
+        return new LockedUni(() -> acquireAsync(context, method, name),
+                () -> (Uni<?>) returned(context.proceed(), method), new LockedUni.Outcomes() {
+                    @Override
+                    public boolean skips(Throwable failure) {
+                        return LockedInterceptor.skips(method, failure);
+                    }
+
+                    @Override
+                    public void skipped() {
+                        LockedInterceptor.this.skipped(method, name);
+                    }
+
+                    @Override
+                    public LockLostException release(ControlledHandle handle, long startNanos) {
+                        return LockedInterceptor.this.release(handle, method, startNanos);
+                    }
+
+                    @Override
+                    public Throwable withLoss(Throwable failure, LockLostException lost) {
+                        return LockedInterceptor.withLoss(failure, lost, method);
+                    }
+
+                    @Override
+                    public Throwable lost(LockLostException lost) {
+                        return ControlledHandle.lostDuring(method.description, lost);
+                    }
+                });
     }
 
     private Object lockCompletionStage(InvocationContext context, LockedMethod method, String name) {
@@ -131,8 +132,9 @@ public class LockedInterceptor {
             }
             CompletionStage<?> stage;
             try {
-                stage = (CompletionStage<?>) context.proceed();
-            } catch (Exception e) {
+                stage = (CompletionStage<?>) returned(context.proceed(), method);
+            } catch (Throwable e) {
+                // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
                 outcome.completeExceptionally(withLoss(e, release(handle, method, start), method));
                 return;
             }
@@ -190,7 +192,14 @@ public class LockedInterceptor {
     private void skipped(LockedMethod method, String name) {
         LOG.debugf("Skipped %s: lock '%s' is held elsewhere%s", method.description, name,
                 method.tickParameter < 0 ? "" : ", or this tick already ran");
-        skips.fire(new LockSkipped(name, method.key));
+        try {
+            skips.fire(new LockSkipped(name, method.key));
+        } catch (RuntimeException | Error e) {
+            // an observer's failure changes nothing: the method was skipped, and its caller must hear so (a
+            // CompletionStage caller would otherwise wait for ever)
+            LOG.errorf(e, "An observer of LockSkipped failed for %s; the method was skipped all the same",
+                    method.description);
+        }
     }
 
     /**
@@ -202,6 +211,15 @@ public class LockedInterceptor {
         return handle instanceof ControlledHandle controlled
                 ? locks.heldAtLeast(controlled, start, method.options.atLeastFor()).releaseReportingLoss()
                 : HandleReleases.releaseReportingLoss(handle);
+    }
+
+    /** What an asynchronous method returned: never null, which would leave its lock held for nothing. */
+    private static Object returned(Object result, LockedMethod method) {
+        if (result == null) {
+            throw new NullPointerException(method.description + " returned null instead of a "
+                    + (method.kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + "; its lock was released");
+        }
+        return result;
     }
 
     private static Throwable withLoss(Throwable failure, LockLostException lost, LockedMethod method) {

@@ -1,0 +1,221 @@
+package io.quarkiverse.mysqllock.runtime.locked;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
+
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.operators.AbstractUni;
+import io.smallrye.mutiny.subscription.UniSubscriber;
+import io.smallrye.mutiny.subscription.UniSubscription;
+
+/**
+ * The {@code Uni} of a {@code @Locked} method that returns one: at subscription the lock is acquired, then the method
+ * runs and its {@code Uni} is subscribed, and the lock is released before its outcome goes on. A cancellation releases
+ * the lock whenever it comes: while the lock is awaited (the acquisition gives back a late grant), while the method
+ * builds its {@code Uni}, or while that runs.
+ * <p>
+ * One state per subscription decides who releases, once: Mutiny's operators stop relaying a cancellation upstream once
+ * an item went down, so a chain of them between the acquisition and the method lost the lock of a cancellation that
+ * came in between (the lock stayed held for good).
+ */
+final class LockedUni extends AbstractUni<Object> {
+
+    /** Runs the method; it may throw anything. */
+    @FunctionalInterface
+    interface Method {
+        Uni<?> run() throws Throwable;
+    }
+
+    /** What becomes of an acquisition or a method's outcome. */
+    interface Outcomes {
+        /** Whether a failed acquisition means "skip the method" (a busy lock and {@code onBusy = SKIP}). */
+        boolean skips(Throwable failure);
+
+        /** The method was skipped (a busy lock, or a tick that already ran): told once, never throws. */
+        void skipped();
+
+        /**
+         * Releases the hold, answering the loss of the lock while it was held, if any.
+         *
+         * @param startNanos when the subscription began ({@link System#nanoTime()}): {@code atLeastFor} counts from it
+         */
+        LockLostException release(ControlledHandle handle, long startNanos);
+
+        /** The failure of the method, with the loss of its lock added to it if there was one. */
+        Throwable withLoss(Throwable failure, LockLostException lost);
+
+        /** The failure of a method that succeeded while its lock was lost. */
+        Throwable lost(LockLostException lost);
+    }
+
+    private final Supplier<Uni<ControlledHandle>> acquisition;
+    private final Method method;
+    private final Outcomes outcomes;
+
+    LockedUni(Supplier<Uni<ControlledHandle>> acquisition, Method method, Outcomes outcomes) {
+        this.acquisition = acquisition;
+        this.method = method;
+        this.outcomes = outcomes;
+    }
+
+    @Override
+    public void subscribe(UniSubscriber<? super Object> downstream) {
+        Run run = new Run(downstream);
+        downstream.onSubscribe(run);
+        run.start();
+    }
+
+    private static final Object ACQUIRING = new Object();
+    private static final Object DONE = new Object();
+    private static final Object CANCELLED = new Object();
+
+    /** A lock held for the method's Uni: released once, by its outcome or by a cancellation. */
+    private static final class Held {
+        final ControlledHandle handle;
+        final AtomicBoolean released = new AtomicBoolean();
+        volatile UniSubscription method;
+
+        Held(ControlledHandle handle) {
+            this.handle = handle;
+        }
+    }
+
+    /** One subscription: ACQUIRING, then a {@link Held} while the method runs, then DONE; or CANCELLED. */
+    private final class Run implements UniSubscription {
+
+        private final UniSubscriber<? super Object> downstream;
+        private final AtomicReference<Object> state = new AtomicReference<>(ACQUIRING);
+        private volatile UniSubscription acquiring;
+        private final long startNanos = System.nanoTime();
+
+        Run(UniSubscriber<? super Object> downstream) {
+            this.downstream = downstream;
+        }
+
+        void start() {
+            Uni<ControlledHandle> acquire;
+            try {
+                acquire = acquisition.get();
+            } catch (Throwable failure) {
+                notAcquired(failure);
+                return;
+            }
+            acquire.subscribe().withSubscriber(new UniSubscriber<ControlledHandle>() {
+                @Override
+                public void onSubscribe(UniSubscription subscription) {
+                    acquiring = subscription;
+                    if (state.get() == CANCELLED) {
+                        subscription.cancel(); // the acquisition gives back whatever it is granted later
+                    }
+                }
+
+                @Override
+                public void onItem(ControlledHandle handle) {
+                    acquired(handle);
+                }
+
+                @Override
+                public void onFailure(Throwable failure) {
+                    notAcquired(failure);
+                }
+            });
+        }
+
+        private void notAcquired(Throwable failure) {
+            if (!state.compareAndSet(ACQUIRING, DONE)) {
+                return; // cancelled: nobody waits for the answer
+            }
+            if (outcomes.skips(failure)) {
+                outcomes.skipped();
+                downstream.onItem(null);
+            } else {
+                downstream.onFailure(failure);
+            }
+        }
+
+        private void acquired(ControlledHandle handle) {
+            if (handle == null) {
+                // nothing held: this tick already ran elsewhere
+                if (state.compareAndSet(ACQUIRING, DONE)) {
+                    outcomes.skipped();
+                    downstream.onItem(null);
+                }
+                return;
+            }
+            Held held = new Held(handle);
+            if (!state.compareAndSet(ACQUIRING, held)) {
+                handle.release(); // cancelled as it was granted
+                return;
+            }
+            Uni<?> result;
+            try {
+                result = method.run();
+            } catch (Throwable failure) {
+                finish(held, null, failure);
+                return;
+            }
+            if (result == null) {
+                finish(held, null, new NullPointerException("The @Locked method returned null instead of a Uni"));
+                return;
+            }
+            result.subscribe().withSubscriber(new UniSubscriber<Object>() {
+                @Override
+                public void onSubscribe(UniSubscription subscription) {
+                    held.method = subscription;
+                    if (state.get() != held) {
+                        subscription.cancel(); // cancelled while the method built its Uni: its lock is released
+                    }
+                }
+
+                @Override
+                public void onItem(Object item) {
+                    finish(held, item, null);
+                }
+
+                @Override
+                public void onFailure(Throwable failure) {
+                    finish(held, null, failure);
+                }
+            });
+        }
+
+        /** The method's outcome: the lock released, then the caller told. */
+        private void finish(Held held, Object item, Throwable failure) {
+            if (!state.compareAndSet(held, DONE)) {
+                return; // cancelled: the cancellation released the lock
+            }
+            LockLostException lost = release(held);
+            if (failure != null) {
+                downstream.onFailure(outcomes.withLoss(failure, lost));
+            } else if (lost != null) {
+                downstream.onFailure(outcomes.lost(lost));
+            } else {
+                downstream.onItem(item);
+            }
+        }
+
+        private LockLostException release(Held held) {
+            return held.released.compareAndSet(false, true) ? outcomes.release(held.handle, startNanos) : null;
+        }
+
+        @Override
+        public void cancel() {
+            Object previous = state.getAndSet(CANCELLED);
+            if (previous == ACQUIRING) {
+                UniSubscription subscription = acquiring;
+                if (subscription != null) {
+                    subscription.cancel();
+                }
+            } else if (previous instanceof Held held) {
+                release(held);
+                UniSubscription subscription = held.method;
+                if (subscription != null) {
+                    subscription.cancel();
+                }
+            }
+        }
+    }
+}
