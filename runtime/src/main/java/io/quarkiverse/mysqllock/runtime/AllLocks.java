@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
@@ -8,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.coordination.CompositeHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -37,10 +39,35 @@ final class AllLocks extends CompositeHandle {
 
     /**
      * Takes every lock within one wait, or none: a lock still busy at the deadline, or any failure, gives back those
-     * taken so far and throws.
+     * taken so far and throws. A lock taken early may be lost while later ones are waited for (its session killed, its
+     * lease taken over): then every lock is given back and the whole set taken again, in the same order, with what is
+     * left of the wait; a handle is returned only when every part is valid.
      */
     static AllLocks acquire(LockEngine engine, List<LockName> ordered, long waitNanos) {
-        long deadline = System.nanoTime() + waitNanos;
+        long start = System.nanoTime();
+        long deadline = start + waitNanos;
+        while (true) {
+            List<ControlledHandle> taken = takeInOrder(engine, ordered, deadline);
+            ControlledHandle lost = firstLost(taken);
+            if (lost == null) {
+                return new AllLocks(List.copyOf(taken));
+            }
+            LockLostException loss = lost.loss();
+            releaseAll(taken);
+            if (deadline - System.nanoTime() <= 0) {
+                throw new LockNotAcquiredException(lost.name(), Duration.ofNanos(System.nanoTime() - start),
+                        loss != null && loss.reason() == LockLostException.Reason.READ_ONLY
+                                ? LockNotAcquiredException.Reason.READ_ONLY
+                                : LockNotAcquiredException.Reason.DATABASE_ERROR,
+                        null, "acquireAll of " + names(ordered) + ": none is held, as lock '" + lost.name() + "' was lost"
+                                + " while the others were acquired" + (loss == null ? "" : ": " + loss.getMessage()),
+                        loss);
+            }
+        }
+    }
+
+    /** Every lock in order within the wait; on any failure those taken are given back and it is thrown. */
+    private static List<ControlledHandle> takeInOrder(LockEngine engine, List<LockName> ordered, long deadline) {
         List<ControlledHandle> taken = new ArrayList<>(ordered.size());
         try {
             for (LockName lock : ordered) {
@@ -54,7 +81,21 @@ final class AllLocks extends CompositeHandle {
             releaseAll(taken);
             throw e;
         }
-        return new AllLocks(List.copyOf(taken));
+        return taken;
+    }
+
+    /**
+     * The first part lost while the later ones were waited for, or null: each earlier part is confirmed on the server
+     * after the last was taken (NAMED: a session killed meanwhile is not known lost until it is checked).
+     */
+    private static ControlledHandle firstLost(List<ControlledHandle> taken) {
+        long allTaken = System.nanoTime();
+        for (int i = 0; i < taken.size() - 1; i++) {
+            if (!taken.get(i).confirm(allTaken)) {
+                return taken.get(i);
+            }
+        }
+        return null;
     }
 
     private static String names(List<LockName> locks) {

@@ -11,16 +11,24 @@ public final class HandleReleases {
     private HandleReleases() {
     }
 
-    /**
-     * Releases the handle and answers the loss of its lock found before or by the release, if any: for a handle of
-     * several locks (a writer's hold, {@code acquireAll}), the first of its parts' losses, its parts released last
-     * taken first.
-     */
     /** Whether a handle this extension granted is valid and was confirmed on the server less than {@code nanos} ago. */
     public static boolean confirmedWithin(LockHandle handle, long nanos) {
         return handle instanceof ControlledHandle controlled ? controlled.confirmedWithin(nanos) : handle.isValid();
     }
 
+    /**
+     * Whether a handle this extension granted is valid and its lock was found held on the server after
+     * {@code sinceNanos}, asking the server now if need be ({@link ControlledHandle#confirm}).
+     */
+    public static boolean confirm(LockHandle handle, long sinceNanos) {
+        return handle instanceof ControlledHandle controlled ? controlled.confirm(sinceNanos) : handle.isValid();
+    }
+
+    /**
+     * Releases the handle and answers the loss of its lock found before or by the release, if any: for a handle of
+     * several locks (a writer's hold, {@code acquireAll}), the first of its parts' losses, its parts released last
+     * taken first.
+     */
     public static LockLostException releaseReportingLoss(LockHandle handle) {
         if (handle instanceof ControlledHandle controlled) {
             return controlled.releaseReportingLoss();

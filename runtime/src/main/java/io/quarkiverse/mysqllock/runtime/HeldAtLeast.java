@@ -52,6 +52,11 @@ final class HeldAtLeast extends ForwardingHandle {
     }
 
     @Override
+    public boolean confirm(long sinceNanos) {
+        return !released.get() && handle.confirm(sinceNanos);
+    }
+
+    @Override
     public boolean isValid() {
         return !released.get() && handle.isValid();
     }

@@ -61,7 +61,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** NAMED elections: a term is confirmed within this (two keepalive intervals); 0 for instant hand-over. */
     private volatile long leaderConfirmationNanos;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
-            HandleReleases::releaseReportingLoss, new TermConfirmation(
+            HandleReleases::releaseReportingLoss, HandleReleases::confirm, new TermConfirmation(
                     this::leaderConfirmationNanos, HandleReleases::confirmedWithin));
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,

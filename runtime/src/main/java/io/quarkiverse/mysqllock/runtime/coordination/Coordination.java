@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -21,6 +22,7 @@ public final class Coordination implements AutoCloseable {
     private final LockManager locks;
     private final Consumer<Object> electionEvents;
     private final Function<LockHandle, LockLostException> release;
+    private final BiPredicate<LockHandle, Long> stillHeld;
     private final TermConfirmation confirmation;
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -28,11 +30,15 @@ public final class Coordination implements AutoCloseable {
     /**
      * @param electionEvents where the elections' events go
      * @param release releases a handle of {@code locks}, answering the loss found before or by the release
+     * @param stillHeld whether a handle of {@code locks} is valid and was found held on the server after a moment
+     *        ({@link System#nanoTime()}), asking the server if need be
      * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
-            Function<LockHandle, LockLostException> release, TermConfirmation confirmation) {
+            Function<LockHandle, LockLostException> release, BiPredicate<LockHandle, Long> stillHeld,
+            TermConfirmation confirmation) {
         this.locks = locks;
+        this.stillHeld = stillHeld;
         this.confirmation = confirmation;
         this.electionEvents = electionEvents;
         this.release = release;
@@ -43,7 +49,7 @@ public final class Coordination implements AutoCloseable {
     }
 
     public DistributedReadWriteLock readWriteLock(String name) {
-        return new GatedReadWriteLock(locks, name);
+        return new GatedReadWriteLock(locks, name, stillHeld);
     }
 
     /** The election of a role, the same object for the same role. */

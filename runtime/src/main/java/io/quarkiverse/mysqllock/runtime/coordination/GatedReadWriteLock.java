@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.BiPredicate;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.LockHandle;
@@ -20,10 +21,13 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     private final String name;
     private final String gate;
     private final PermitSemaphore readers;
+    /** Whether a handle is valid and was found held on the server after a moment, asking the server if need be. */
+    private final BiPredicate<LockHandle, Long> stillHeld;
 
     /** The name must have been checked by the caller; the count is checked here. */
-    public GatedReadWriteLock(LockManager locks, String name) {
+    public GatedReadWriteLock(LockManager locks, String name, BiPredicate<LockHandle, Long> stillHeld) {
         this.locks = locks;
+        this.stillHeld = stillHeld;
         this.name = name;
         this.gate = name + "#rw-gate";
         this.readers = new PermitSemaphore(locks, name + "#rw-read", MAX_READERS);
@@ -63,10 +67,29 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
                 "another writer holds it, or readers still hold read permits"));
     }
 
+    /**
+     * The gate, then every read permit by the deadline. The gate may be lost while the readers are waited for (its
+     * session killed, its lease taken over): then everything is given back and the write lock taken again with what is
+     * left of the wait, so that a writer never returns without its gate.
+     */
     @Override
     public Optional<LockHandle> tryAcquireWrite(Duration wait) {
         long deadline = Waits.deadline("the write lock of " + name, wait);
-        return takeGate(wait).flatMap(kept -> waitForReaders(kept, deadline));
+        while (true) {
+            Optional<LockHandle> kept = takeGate(Waits.left(deadline));
+            if (kept.isEmpty()) {
+                return kept;
+            }
+            Optional<LockHandle> write = waitForReaders(kept.get(), deadline);
+            // the gate, taken before the wait for the readers, still held after it (asked of the server if need be)
+            if (write.isEmpty() || stillHeld.test(kept.get(), System.nanoTime())) {
+                return write;
+            }
+            write.get().release();
+            if (deadline - System.nanoTime() <= 0) {
+                return Optional.empty();
+            }
+        }
     }
 
     /** Keeping the gate, every read permit by the deadline, or nothing (the gate given back). */

@@ -21,6 +21,16 @@ public interface ControlledHandle extends LockHandle {
         return isValid();
     }
 
+    /**
+     * Whether the hold is valid, its lock found held on the server at some moment after {@code sinceNanos}
+     * ({@link System#nanoTime()}): NAMED asks the server now unless a check of the lock's session came after that moment;
+     * engines whose validity is bounded in time (leases) answer {@link #isValid()}. For a hold taken before a wait, to
+     * know that it outlived the wait.
+     */
+    default boolean confirm(long sinceNanos) {
+        return isValid();
+    }
+
     /** How the lock was lost, or null if it was not (as far as this instance knows without a statement). */
     LockLostException loss();
 

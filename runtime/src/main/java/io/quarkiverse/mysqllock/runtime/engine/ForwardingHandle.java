@@ -39,6 +39,11 @@ public abstract class ForwardingHandle implements ControlledHandle {
     }
 
     @Override
+    public boolean confirm(long sinceNanos) {
+        return handle.confirm(sinceNanos);
+    }
+
+    @Override
     public boolean isValid() {
         return handle.isValid();
     }

@@ -33,6 +33,14 @@ public interface HoldEngine<L extends HeldLock> {
         return isValid(lock);
     }
 
+    /**
+     * Whether the lock is valid and was found held on the server after {@code sinceNanos}, asking the server now if
+     * need be (NAMED); engines whose validity is bounded in time answer {@link #isValid}.
+     */
+    default boolean confirm(L lock, long sinceNanos) {
+        return isValid(lock);
+    }
+
     /** The lock's fencing token. */
     long fencingToken(L lock);
 

@@ -76,6 +76,11 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     }
 
     @Override
+    public boolean confirm(long sinceNanos) {
+        return !released.get() && engine.confirm(lock, sinceNanos);
+    }
+
+    @Override
     public boolean isValid() {
         usedBy(Thread.currentThread());
         return !released.get() && engine.isValid(lock);

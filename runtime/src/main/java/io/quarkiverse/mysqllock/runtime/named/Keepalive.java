@@ -285,6 +285,34 @@ final class Keepalive {
 
     // --- on demand ---
 
+    /**
+     * Makes sure the lock's session was checked after {@code sinceNanos}: its last confirmation if it came after that,
+     * else a check now, waiting for the session's mutex up to statement-timeout (a session busy longer than that is in
+     * a statement, which itself fails if the session is gone). A lock found lost is reported lost.
+     */
+    void confirm(NamedLock lock, long sinceNanos) {
+        PinnedSession session = lock.session;
+        if (session.confirmed && session.confirmedAt - sinceNanos >= 0) {
+            return;
+        }
+        try {
+            if (!session.mutex.tryLock(connections.statementTimeoutMillis(), TimeUnit.MILLISECONDS)) {
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        try {
+            if (!session.retired && session.held.get(lock.serverName) == lock
+                    && !(session.confirmed && session.confirmedAt - sinceNanos >= 0)) {
+                check(session);
+            }
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
     /** A database round trip, then the check of every session that holds locks and is not inside a statement. */
     EngineHealth health() {
         Map<String, Object> data = new LinkedHashMap<>();

@@ -151,6 +151,15 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return holds.isValid(lock);
     }
 
+    @Override
+    public boolean confirm(NamedLock lock, long sinceNanos) {
+        if (!holds.isValid(lock)) {
+            return false;
+        }
+        keepalive.confirm(lock, sinceNanos);
+        return holds.isValid(lock);
+    }
+
     // --- queries ---
 
     @Override
