@@ -276,7 +276,7 @@ public final class Election implements LeaderElection {
         // before the grant is announced: a loss while observers run ends the term at once
         handle.onLost(loss -> end(term, Reason.LOST, loss));
         LeadershipGranted granted = new LeadershipGranted(role, number);
-        work.start(granted);
+        startWork(term, granted);
         fire(granted);
         if (!awaitEnd(term)) {
             stopCampaign(); // interrupted: this thread campaigns no more
@@ -286,6 +286,17 @@ public final class Election implements LeaderElection {
         // the term's work stops before this instance campaigns again: it never runs twice at once
         work.awaitStopped(number);
         fire(new LeadershipRevoked(role, number, term.reason, term.loss));
+    }
+
+    /**
+     * Starts the term's work, unless the term ended already (a step-down, a close or a loss since it became current):
+     * work started after its term's stop would run beside the next leader, and the campaign would wait for it for ever.
+     * Under this object's monitor, under which {@link #end} stops the work once it marked the term ended.
+     */
+    private synchronized void startWork(Term term, LeadershipGranted granted) {
+        if (!term.ended.get()) {
+            work.start(granted);
+        }
     }
 
     private static void awaitUninterruptibly(CountDownLatch latch) {
@@ -363,7 +374,10 @@ public final class Election implements LeaderElection {
         if (!term.ended.compareAndSet(false, true)) {
             return;
         }
-        work.stop(term.number);
+        synchronized (this) {
+            // after a start of the term's work under way, if any: it is stopped here, or it sees the term ended
+            work.stop(term.number);
+        }
         if (reason != Reason.LOST) {
             // a graceful end gives the lock back once the term's work stopped, so that the next leader's never overlaps it
             work.awaitStoppedBriefly(term.number, reason == Reason.LEFT ? "leaving" : "step-down");
