@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.test;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -142,10 +141,10 @@ public final class GaleraCluster implements AutoCloseable {
             this.number = number;
             this.clockOffset = clockOffset;
             try {
-                this.port = freePort();
-                this.gcommPort = freePort();
-                this.istPort = freePort();
-                this.sstPort = freePort();
+                this.port = FreePorts.take();
+                this.gcommPort = FreePorts.take();
+                this.istPort = FreePorts.take();
+                this.sstPort = FreePorts.take();
                 this.directory = Files.createTempDirectory("mlk-galera-" + number + "-");
                 this.data = directory.resolve("data");
             } catch (IOException e) {
@@ -392,12 +391,6 @@ public final class GaleraCluster implements AutoCloseable {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new IllegalStateException("Interrupted: " + what, e);
-            }
-        }
-
-        private static int freePort() throws IOException {
-            try (ServerSocket socket = new ServerSocket(0)) {
-                return socket.getLocalPort();
             }
         }
     }

@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.test;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
-import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -126,7 +125,7 @@ public final class TestDatabase {
     /** Starts a new embedded MariaDB server with extra server options (binary log, server id, ...). */
     public static TestDatabase startEmbedded(String... serverArgs) {
         try {
-            int port = freePort();
+            int port = FreePorts.take();
             Path base = Files.createTempDirectory("mlk-base");
             Path data = Files.createTempDirectory("mlk-data");
             Path tmp = Files.createTempDirectory("mlk-tmp");
@@ -174,13 +173,6 @@ public final class TestDatabase {
             statement.execute("CREATE DATABASE IF NOT EXISTS " + SCHEMA);
         } catch (SQLException e) {
             throw new IllegalStateException("Could not create schema " + SCHEMA, e);
-        }
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
         }
     }
 

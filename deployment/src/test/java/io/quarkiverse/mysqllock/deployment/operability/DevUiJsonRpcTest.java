@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.awt.image.BufferedImage;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -37,6 +36,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.DevUiJsonRpc;
+import io.quarkiverse.mysqllock.test.FreePorts;
 import io.quarkiverse.mysqllock.test.HeadlessChromium;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.runtime.StartupEvent;
@@ -49,7 +49,7 @@ import io.quarkus.test.QuarkusDevModeTest;
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DevUiJsonRpcTest {
 
-    static final int PORT = freePort();
+    static final int PORT = FreePorts.take();
     static final String URL = "http://localhost:" + PORT;
 
     @RegisterExtension
@@ -204,14 +204,6 @@ class DevUiJsonRpcTest {
                 .append("quarkus.mysql-lock.mode=lease\n")
                 .append("quarkus.http.port=").append(PORT).append('\n')
                 .append("quarkus.log.category.\"ch.vorburger\".level=WARN\n").toString();
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     @ApplicationScoped
