@@ -35,6 +35,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
+import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ArcContainer;
 import io.quarkus.arc.InjectableContext;
@@ -62,7 +63,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private volatile long leaderConfirmationNanos;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
             HandleReleases::releaseReportingLoss, HandleReleases::confirm, new TermConfirmation(
-                    this::leaderConfirmationNanos, HandleReleases::confirmedWithin));
+                    this::leaderConfirmationNanos, this::leaderGraceNanos, HandleReleases::confirmedWithin));
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -88,6 +89,14 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** The confirmation window of a term granted now: NAMED's, or none on LEASE (a lease's validity is bounded). */
     private long leaderConfirmationNanos() {
         return engine.mode() == LockMode.NAMED ? leaderConfirmationNanos : 0;
+    }
+
+    /**
+     * How long a NAMED term with this window waits after its grant: the largest window of the fleet's live instances,
+     * which may run with other keepalive intervals.
+     */
+    private long leaderGraceNanos(long window) {
+        return engine() instanceof NamedLockEngine named ? named.leaderGraceNanos(window) : window;
     }
 
     @Override

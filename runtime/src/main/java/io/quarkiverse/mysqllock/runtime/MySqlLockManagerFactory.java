@@ -13,6 +13,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
@@ -108,6 +109,7 @@ public final class MySqlLockManagerFactory {
         if (config.mode() == Mode.IN_MEMORY) {
             return inMemory(dataSourceName, config, metrics, spans, names);
         }
+        requireLargeEnoughPool(dataSource, dataSourceName);
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
                 .connectionFactoryConfiguration();
         Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties(),
@@ -132,7 +134,8 @@ public final class MySqlLockManagerFactory {
             case IN_MEMORY -> throw new IllegalStateException("in-memory is built above");
         };
         SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
-                new EngineAgreement(table.name(), config.namespace().orElse(null), identity), identity, memberTtl,
+                new EngineAgreement(table.name(), config.namespace().orElse(null), identity, keepalive.multipliedBy(2)),
+                identity, memberTtl,
                 keepalive, renewInterval.plus(maxClockSkew),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
                         config.named().sharedConnections(), metrics, membership),
@@ -167,6 +170,24 @@ public final class MySqlLockManagerFactory {
     public static final String IN_MEMORY_REFUSED = "quarkus.mysql-lock.mode=in-memory keeps locks in one JVM's memory:"
             + " it is for tests and dev mode only, never a production build. Set it for those profiles only"
             + " (%test.quarkus.mysql-lock.mode=in-memory), and use auto, named or lease otherwise.";
+
+    /** The fewest connections the locks need of a pool: the one kept for housekeeping, and one for a lock. */
+    static final int MIN_POOL_SIZE = 2;
+
+    /**
+     * Refuses a pool too small to hold a lock at all: the engines keep one connection for their housekeeping (the
+     * fleet's membership, lease renewals), so that an application using every other connection costs no held lock.
+     */
+    private static void requireLargeEnoughPool(AgroalDataSource dataSource, String dataSourceName) {
+        int maxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
+        if (maxSize < MIN_POOL_SIZE) {
+            throw new ConfigurationException(DataSourceNames.property(dataSourceName, "jdbc.max-size") + "=" + maxSize
+                    + " is too small for quarkus-mysql-lock: it keeps one connection of the pool for its housekeeping (the"
+                    + " fleet's membership, lease renewals) and needs at least one more for the locks. Set it to at least "
+                    + MIN_POOL_SIZE + ", plus the connections the application itself uses at once (the guide's Failure"
+                    + " semantics page says how to size the pool)");
+        }
+    }
 
     private static ServerVersion.Flavor flavor(MySqlLockRuntimeConfig.ServerFlavor configured) {
         return switch (configured) {

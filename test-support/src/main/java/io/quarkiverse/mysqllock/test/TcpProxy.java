@@ -12,6 +12,7 @@ import java.net.SocketException;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A loopback TCP proxy in front of a database server, for network faults: {@link #stall()} stops forwarding bytes while
@@ -29,6 +30,8 @@ public final class TcpProxy implements AutoCloseable {
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
     private final Object stallMonitor = new Object();
     private volatile boolean stalled;
+    /** How many reads are held back by a stall now: bytes a client or the server sent that wait to pass. */
+    private final AtomicInteger heldBack = new AtomicInteger();
     private volatile boolean refusing;
     private volatile boolean closed;
 
@@ -101,6 +104,14 @@ public final class TcpProxy implements AutoCloseable {
             }
         }
         return false;
+    }
+
+    /**
+     * How many sends are held back by a stall now (a statement sent on a stalled connection, an answer to it): a test
+     * waits for it to know a statement is stuck.
+     */
+    public int heldBack() {
+        return heldBack.get();
     }
 
     /** Forwards again, on every connection. */
@@ -224,10 +235,15 @@ public final class TcpProxy implements AutoCloseable {
         if (!stalled && !link.stalled) {
             return;
         }
-        synchronized (stallMonitor) {
-            while ((stalled || link.stalled) && !closed) {
-                stallMonitor.wait();
+        heldBack.incrementAndGet();
+        try {
+            synchronized (stallMonitor) {
+                while ((stalled || link.stalled) && !closed) {
+                    stallMonitor.wait();
+                }
             }
+        } finally {
+            heldBack.decrementAndGet();
         }
     }
 

@@ -187,9 +187,11 @@ class DriverErrorTest {
      */
     @Test
     void anElectionCampaignsOnWhenATermCouldNotBegin() {
-        // strict leadership: a term begins two keepalive intervals after its grant
+        // strict leadership: a term begins two keepalive intervals after its grant (a fleet of its own: the
+        // application's instance, with the default 10 s keepalive, would make it wait 20 s)
         try (StandaloneLocks instance = StandaloneLocks.Settings.of("driver-fails-term").mode(Mode.NAMED)
-                .sharedConnections(1).keepalive(Duration.ofMillis(500)).driver(FaultyDriver.class).start()) {
+                .table("driver_term").sharedConnections(1).keepalive(Duration.ofMillis(500)).driver(FaultyDriver.class)
+                .start()) {
             FaultyDriver.arm("SELECT IS_USED_LOCK", true);
             LeaderElection election = instance.locks.election("driver:term").join();
             LockApp.await("a term after the failed one", Duration.ofSeconds(15), election::isLeader);

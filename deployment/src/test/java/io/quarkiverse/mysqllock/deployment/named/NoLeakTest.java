@@ -90,6 +90,7 @@ class NoLeakTest {
         assertThat(manager.held()).isEmpty();
         LockApp.await("the idle shared connections to go back to the pool", Duration.ofSeconds(5),
                 () -> ((NamedLockEngine) manager.engine()).pinnedConnections() == 0);
-        assertThat(dataSource.getMetrics().activeCount()).isZero();
+        // only the connection kept for the engine's housekeeping (its membership of the fleet) stays lent
+        assertThat(dataSource.getMetrics().activeCount()).isOne();
     }
 }

@@ -25,14 +25,15 @@ import io.quarkiverse.mysqllock.test.Background;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * A pool with one connection: the first shared connection takes it, and threads that find it inside a statement take
+ * A pool with one connection for the locks (the other is kept for the housekeeping): the first shared connection takes it, and
+ * threads that find it inside a statement take
  * turns on it instead of failing, or waiting for the pool (connection-wait 5 s), for a connection it does not have.
  */
 class SharedConnectionsPoolTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()
-            .overrideConfigKey("quarkus.datasource.jdbc.max-size", "1")
+            .overrideConfigKey("quarkus.datasource.jdbc.max-size", "2")
             .overrideRuntimeConfigKey("quarkus.mysql-lock.connection-wait", "5s");
 
     @Inject

@@ -30,27 +30,27 @@ public final class StandaloneLocks implements AutoCloseable {
      */
     public record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
             int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
-            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver) {
+            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver, int poolSize) {
 
         public static Settings of(String id) {
             return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
                     "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
-                    Duration.ofMillis(200), LockMetrics.NONE, null);
+                    Duration.ofMillis(200), LockMetrics.NONE, null, 0);
         }
 
         public Settings statementTimeout(Duration limit) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew,
-                    metrics, driver);
+                    metrics, driver, poolSize);
         }
 
         public Settings on(TestDatabase server) {
             return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
             return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings replication(boolean replicated) {
@@ -59,44 +59,53 @@ public final class StandaloneLocks implements AutoCloseable {
 
         public Settings withReplication(Optional<Boolean> replicated) {
             return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings sharedConnections(int shared) {
             return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew,
-                    metrics, driver);
+                    metrics, driver, poolSize);
         }
 
         public Settings table(String lockTable) {
             return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings ttl(Duration leaseTtl) {
             return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings keepalive(Duration interval) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout,
-                    maxClockSkew, metrics, driver);
+                    maxClockSkew, metrics, driver, poolSize);
         }
 
         public Settings maxClockSkew(Duration skew) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    skew, metrics, driver);
+                    skew, metrics, driver, poolSize);
         }
 
         /** Where the engines report their metrics (by default nowhere). */
         public Settings metrics(LockMetrics sink) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, sink, driver);
+                    maxClockSkew, sink, driver, poolSize);
         }
 
         /** The JDBC driver the pool connects with (by default the URL's). */
         public Settings driver(Class<? extends Driver> jdbcDriver) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, jdbcDriver);
+                    maxClockSkew, metrics, jdbcDriver, poolSize);
+        }
+
+        /**
+         * A pool of at most this many connections, which answers in 200 ms when it has none to give (by default, 20
+         * connections and 5 s).
+         */
+        public Settings poolSize(int connections) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver, connections);
         }
 
         public StandaloneLocks start() {
@@ -125,7 +134,8 @@ public final class StandaloneLocks implements AutoCloseable {
     private StandaloneLocks(Settings settings) {
         try {
             dataSource = AgroalDataSource.from(new AgroalDataSourceConfigurationSupplier()
-                    .connectionPoolConfiguration(pool -> pool.maxSize(20).acquisitionTimeout(Duration.ofSeconds(5))
+                    .connectionPoolConfiguration(pool -> pool.maxSize(settings.poolSize() > 0 ? settings.poolSize() : 20)
+                            .acquisitionTimeout(settings.poolSize() > 0 ? Duration.ofMillis(200) : Duration.ofSeconds(5))
                             .connectionFactoryConfiguration(factory -> {
                                 factory.jdbcUrl(settings.db().jdbcUrl())
                                         .principal(new NamePrincipal(settings.db().user()))

@@ -93,6 +93,44 @@ class ReadOnlyServerTest {
         }
     }
 
+    /**
+     * The failover is found by a grant (the shared session the thread used, still on the demoted primary, answers
+     * read-only), and the lock then waits until this instance is a member of its fleet where new connections lead: the
+     * renewals that follow there end nothing. Before, the lock was granted on the new primary under the old server's
+     * confirmation, and the first renewal there (no membership row: the lapse of a new server) ended it.
+     */
+    @Test
+    void theFirstLockAfterAFailoverWaitsUntilThisInstanceIsAMemberWhereItIsGranted() {
+        try (TcpProxy address = TcpProxy.start("writer-address-2", first.port());
+                StandaloneLocks instance = StandaloneLocks.Settings.of("found-by-grant")
+                        .on(first.via(address).as("app", "app")).mode(Mode.NAMED).keepalive(Duration.ofSeconds(1))
+                        .start()) {
+            LockHandle held = instance.locks.acquire("failover-2:held", Duration.ZERO);
+            first.execute("SET GLOBAL read_only = 1");
+            address.redirect(second.port());
+            try {
+                LockHandle next = instance.locks.acquire("failover-2:next", Duration.ofSeconds(5));
+                assertThat(holderOn(second, "failover-2:next")).as("taken on the writable server").isNotZero();
+                long membershipAtGrant = membershipEnd(second, "found-by-grant");
+                LockApp.await("a renewal of the membership on the new server", Duration.ofSeconds(10),
+                        () -> membershipEnd(second, "found-by-grant") > membershipAtGrant);
+                assertThat(next.isValid()).as("still held after the renewals there").isTrue();
+                assertThat(holderOn(second, "failover-2:next")).isNotZero();
+                assertThat(held.isValid()).as("the lock on the demoted primary").isFalse();
+                next.release();
+                held.release();
+            } finally {
+                first.execute("SET GLOBAL read_only = 0");
+            }
+        }
+    }
+
+    /** When this instance's membership row on the server ends, in microseconds (0 without a row). */
+    private static long membershipEnd(TestDatabase server, String instanceId) {
+        return server.queryLong("SELECT COALESCE(MAX(TIMESTAMPDIFF(MICROSECOND, '1970-01-01', expires_at)), 0)"
+                + " FROM mysql_lock WHERE name LIKE '~live~%' AND owner LIKE ?", "NAMED %/" + instanceId + "#%");
+    }
+
     @Test
     void aReadOnlyServerRefusesAcquisitionsAsReadOnlyUntilItIsWritableAgain() {
         for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {

@@ -315,13 +315,19 @@ public final class Election implements LeaderElection {
     }
 
     /**
-     * Holds a new term's lock for the confirmation window (+ a margin) before the term begins: a former leader whose
-     * session the server ended stops saying it leads meanwhile. Then the lock must be confirmed within the window (a
-     * keepalive check ran meanwhile), waiting up to another window for it. False if the lock was lost, the election
-     * left, or no confirmation came.
+     * Holds a new term's lock for the fleet's largest confirmation window (+ a margin) before the term begins: a former
+     * leader whose session the server ended stops saying it leads meanwhile, whatever keepalive interval it runs with.
+     * Then the lock must be confirmed within this instance's window (a keepalive check ran meanwhile), waiting up to
+     * another window for it. False if the lock was lost, the election left, or no confirmation came.
      */
-    private synchronized boolean graceOver(LockHandle handle, long window) {
-        long begins = System.nanoTime() + window + TermConfirmation.GRACE_MARGIN_NANOS;
+    private boolean graceOver(LockHandle handle, long window) {
+        // read before the wait, outside the monitor: a statement
+        long grace = Math.max(window, confirmation.graceNanos().applyAsLong(window));
+        return awaitGrace(handle, window, grace);
+    }
+
+    private synchronized boolean awaitGrace(LockHandle handle, long window, long grace) {
+        long begins = System.nanoTime() + grace + TermConfirmation.GRACE_MARGIN_NANOS;
         long givesUp = begins + window;
         try {
             long now;

@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.coordination;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiPredicate;
 import java.util.function.LongSupplier;
+import java.util.function.LongUnaryOperator;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
@@ -14,9 +15,12 @@ import io.quarkiverse.mysqllock.LockLostException;
  *
  * @param windowNanos the confirmation window when a term is granted; 0 for none (a term begins at its grant and lasts
  *        while its lock is valid: LEASE, whose validity is bounded in time already, or NAMED's instant hand-over)
+ * @param graceNanos given a term's own window, how long it waits after its grant before it begins: the largest window
+ *        of the fleet's live instances (they may run with other keepalive intervals), at least its own
  * @param check whether a handle is valid and was confirmed within so many nanoseconds
  */
-public record TermConfirmation(LongSupplier windowNanos, BiPredicate<LockHandle, Long> check) {
+public record TermConfirmation(LongSupplier windowNanos, LongUnaryOperator graceNanos,
+        BiPredicate<LockHandle, Long> check) {
 
     /** Beyond the confirmation window, how long a new term waits after its grant (the clocks' and checks' slack). */
     static final long GRACE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(100);

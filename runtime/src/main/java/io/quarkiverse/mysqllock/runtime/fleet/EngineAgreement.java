@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.fleet;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -50,15 +51,20 @@ public final class EngineAgreement {
     /** The statements on the record and the membership rows. */
     private final FleetRows rows;
     private final String identity;
+    /** This instance's leader window, recorded in its membership row ({@link FleetRows}). */
+    private final long leaderWindowMicros;
 
     /**
      * @param table the lock table's name
      * @param namespace {@code quarkus.mysql-lock.namespace}, or null: fleets of different namespaces agree separately
+     * @param leaderWindow how long after its session ended a NAMED leader of this instance may still say it leads (two
+     *        keepalive intervals): recorded in its membership, so that the fleet's new terms wait for the largest
      */
-    public EngineAgreement(String table, String namespace, String identity) {
+    public EngineAgreement(String table, String namespace, String identity, Duration leaderWindow) {
         this.table = table;
         this.identity = identity;
         this.rows = new FleetRows(table, namespace);
+        this.leaderWindowMicros = TimeUnit.NANOSECONDS.toMicros(leaderWindow.toNanos());
     }
 
     /**
@@ -197,7 +203,7 @@ public final class EngineAgreement {
         }
         String memberOwner = truncate(agreed + FleetRows.MODE_PREFIX_SEPARATOR + identity + "#"
                 + UUID.randomUUID().toString().substring(0, 8));
-        String memberName = rows.register(raw, members, memberOwner, memberTtlNanos);
+        String memberName = rows.register(raw, members, memberOwner, memberTtlNanos, leaderWindowMicros);
         return new Outcome(new Decision(agreed, reason, memberName, memberOwner), null);
     }
 
@@ -240,6 +246,11 @@ public final class EngineAgreement {
     boolean renew(Connection raw, String prefix, String memberName, String memberOwner, long ttlNanos)
             throws SQLException {
         return rows.renew(raw, prefix, memberName, memberOwner, ttlNanos);
+    }
+
+    /** The largest leader window of the fleet's live NAMED members, in nanoseconds (0 if none recorded one). */
+    long largestLeaderWindowNanos(Connection raw) throws SQLException {
+        return TimeUnit.MICROSECONDS.toNanos(rows.largestLeaderWindowMicros(raw));
     }
 
     /** Ends this instance's membership (at shutdown): the fleet may change engine once every member has left. */

@@ -56,6 +56,16 @@ public final class Membership {
     private volatile String outBecause;
     /** The instance left its fleet (shutdown): a renewal still under way must not join it again. */
     private volatile boolean left;
+    /**
+     * How many times a connection found the server read-only, and how many of those times the membership was confirmed
+     * after (a renewal that began after the last of them succeeded). Read-only means a failover may have moved the
+     * datasource's address to another server, where this instance may not be a member: nothing is granted until a
+     * renewal through the connections of now confirms it there.
+     */
+    private final AtomicLong readOnlySeen = new AtomicLong();
+    private volatile long confirmedAfterReadOnly;
+    /** The largest leader window of the fleet's live members, as last read ({@link #largestLeaderWindowNanos}). */
+    private volatile long largestLeaderWindowNanos;
     /** The last confirmation failed because the server is read-only. */
     private volatile boolean readOnly;
     private volatile Listener listener = new Listener() {
@@ -96,6 +106,7 @@ public final class Membership {
         if (decision.memberName() == null) {
             this.lapseReportedFor.set(confirmedUntilNanos); // nothing was granted before it
         }
+        connections.whenReadOnly(readOnlySeen::incrementAndGet);
     }
 
     public void listen(Listener engine) {
@@ -110,20 +121,20 @@ public final class Membership {
      * @throws LockNotAcquiredException if the membership cannot be confirmed now
      */
     public void confirmBeforeGrant(String lockName, long budgetNanos) {
-        if (confirmed(System.nanoTime())) {
+        if (grantable(System.nanoTime())) {
             return;
         }
         boolean renewed;
         try {
             if (confirming.tryLock(budgetNanos, TimeUnit.NANOSECONDS)) {
-                if (confirmed(System.nanoTime())) {
+                if (grantable(System.nanoTime())) {
                     confirming.unlock(); // confirmed by the renewal this thread waited for
                     renewed = true;
                 } else {
-                    renewed = renewHolding();
+                    renewed = renewHolding() && grantable(System.nanoTime());
                 }
             } else {
-                renewed = confirmed(System.nanoTime()); // the renewal under way may have succeeded just now
+                renewed = grantable(System.nanoTime()); // the renewal under way may have succeeded just now
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -180,6 +191,14 @@ public final class Membership {
                 null, "Lock '" + lockName + "' was not acquired: this instance could not confirm its membership of its"
                         + " fleet in the lock table in time (the database does not answer, or refuses the update)",
                 null);
+    }
+
+    /**
+     * Whether a lock may be granted now: the membership confirmed, and confirmed since the server was last found
+     * read-only (after a failover, on the server new connections reach).
+     */
+    public boolean grantable(long nowNanos) {
+        return confirmed(nowNanos) && confirmedAfterReadOnly == readOnlySeen.get();
     }
 
     /** Whether the membership is confirmed now, with the margin. */
@@ -252,10 +271,24 @@ public final class Membership {
                 return false;
             }
             checkLapse();
-            // A dead pooled connection (the server restarted) is replaced once at once, not a period later.
+            // A dead connection (the server restarted) is replaced once at once, not a period later; so is one that
+            // reached a read-only server: the pool's new connections may reach the writable one (a failover).
             for (int attempt = 1; attempt <= 2; attempt++) {
-                Optional<SQLException> failure = renewOnce();
-                if (failure.isEmpty() || !SqlErrors.isConnectionFailure(failure.get())) {
+                long readOnlyBefore = readOnlySeen.get();
+                Optional<SQLException> failure;
+                try {
+                    failure = renewOnce();
+                } catch (RuntimeException e) {
+                    LOG.debugf("Confirming this instance's membership of its fleet failed: %s", e.getMessage());
+                    break;
+                }
+                if (failure.isEmpty()) {
+                    if (confirmed(System.nanoTime())) {
+                        confirmedAfterReadOnly = Math.max(confirmedAfterReadOnly, readOnlyBefore);
+                    }
+                    break;
+                }
+                if (!SqlErrors.isConnectionFailure(failure.get()) && !SqlErrors.isReadOnly(failure.get())) {
                     break;
                 }
             }
@@ -265,59 +298,58 @@ public final class Membership {
         }
     }
 
+    /**
+     * One renewal, on the connection kept for the engines' housekeeping: an application holding every other connection
+     * of the pool must not cost this instance its membership, and with it every lock it holds. Empty if its statements
+     * ran (the membership may still be unconfirmed: registered again on a read-only server, or out of the fleet), else
+     * the SQL failure; any other failure (no connection to be had) is thrown.
+     */
     private Optional<SQLException> renewOnce() {
-        ConnectionSource.Borrowed borrowed = null;
+        // Waiting longer than the membership lasts is useless.
+        long bound = Math.min(TimeUnit.NANOSECONDS.toMillis(ttlNanos), connections.statementTimeoutMillis());
         try {
-            borrowed = connections.borrowForStatements("(membership)", 0);
-            // Waiting longer than the membership lasts is useless.
-            SessionSettings.bound(borrowed.raw(),
-                    Math.min(TimeUnit.NANOSECONDS.toMillis(ttlNanos), connections.statementTimeoutMillis()));
-            long sentAt = System.nanoTime();
-            Connection raw = borrowed.raw();
-            // Waits for no row lock: an update the server ran only once the row was free, after this instance gave up
-            // on it, would make a lapsed membership live again.
-            if (memberName != null && SessionSettings.withoutRowWaits(raw, connections.server(raw),
-                    prefix -> agreement.renew(raw, prefix, memberName, memberOwner, ttlNanos))) {
-                // It had not expired on the server: no other engine can have taken over meanwhile.
-                confirmedUntilNanos = sentAt + ttlNanos;
-                readOnly = false;
-            } else {
-                // Expired on the server (or never joined): a lapse, whatever the local clock says. Nothing is granted
-                // from now on, until the membership is registered again.
-                if (memberName != null) {
-                    long lapsed = Math.min(confirmedUntilNanos, sentAt - ttlNanos);
-                    confirmedUntilNanos = lapsed;
-                    reportLapse(lapsed, "had expired on the server");
-                }
-                registerAgain(borrowed, sentAt);
-            }
-            connections.giveBack(borrowed);
+            connections.housekeeping(bound, raw -> {
+                renewOn(raw);
+                return null;
+            });
             return Optional.empty();
         } catch (SQLException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
             readOnly = SqlErrors.isReadOnly(e);
             if (readOnly) {
                 connections.readOnlyFound("membership of the fleet");
             }
             LOG.debugf("Confirming this instance's membership of its fleet failed: %s", SqlErrors.describe(e));
             return Optional.of(e);
-        } catch (RuntimeException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
-            LOG.debugf("Confirming this instance's membership of its fleet failed: %s", e.getMessage());
-            return Optional.empty();
         }
     }
 
-    private void registerAgain(ConnectionSource.Borrowed borrowed, long sentAt) throws SQLException {
+    private void renewOn(Connection raw) throws SQLException {
+        long sentAt = System.nanoTime();
+        // Waits for no row lock: an update the server ran only once the row was free, after this instance gave up on
+        // it, would make a lapsed membership live again.
+        if (memberName != null && SessionSettings.withoutRowWaits(raw, connections.server(raw),
+                prefix -> agreement.renew(raw, prefix, memberName, memberOwner, ttlNanos))) {
+            // It had not expired on the server: no other engine can have taken over meanwhile.
+            confirmedUntilNanos = sentAt + ttlNanos;
+            readOnly = false;
+            return;
+        }
+        // Expired on the server (or never joined): a lapse, whatever the local clock says. Nothing is granted from now
+        // on, until the membership is registered again.
+        if (memberName != null) {
+            long lapsed = Math.min(confirmedUntilNanos, sentAt - ttlNanos);
+            confirmedUntilNanos = lapsed;
+            reportLapse(lapsed, "had expired on the server");
+        }
+        registerAgain(raw, sentAt);
+    }
+
+    private void registerAgain(Connection raw, long sentAt) throws SQLException {
         if (left) {
             return;
         }
         // One attempt: a caller may be waiting for it, and the periodic renewal tries again.
-        Outcome outcome = agreement.agreeOnce(borrowed.raw(),
+        Outcome outcome = agreement.agreeOnce(raw,
                 new Proposal(mode, "it ran the " + mode + " engine before its membership expired", true,
                         Optional.empty()),
                 ttlNanos);
@@ -340,11 +372,26 @@ public final class Membership {
         readOnly = false;
         if (left) {
             // shutdown came during the registration: end the membership it made
-            agreement.leave(borrowed.raw(), memberName, memberOwner);
+            agreement.leave(raw, memberName, memberOwner);
             return;
         }
         LOG.infof(first ? "This instance joined its fleet (%s engine) now that the lock database is writable"
                 : "This instance's membership of its fleet had expired; it joined again (%s engine)", mode);
+    }
+
+    /**
+     * The largest leader window of the fleet's live NAMED members (nanoseconds), read now; the last one read if the
+     * database does not answer (at least {@code own}). A new strict term waits that long after its grant.
+     */
+    public long largestLeaderWindowNanos(long own) {
+        try {
+            long fleet = connections.housekeeping(connections.statementTimeoutMillis(),
+                    agreement::largestLeaderWindowNanos);
+            largestLeaderWindowNanos = fleet;
+        } catch (SQLException | RuntimeException e) {
+            LOG.debugf("Reading the fleet's leader windows failed, the last one read counts: %s", e.getMessage());
+        }
+        return Math.max(own, largestLeaderWindowNanos);
     }
 
     /** Ends the membership at shutdown, so that the fleet may change engine once every member left. Never throws. */
@@ -370,15 +417,12 @@ public final class Membership {
         if (memberName == null) {
             return;
         }
-        ConnectionSource.Borrowed borrowed = null;
         try {
-            borrowed = connections.borrowForStatements("(membership)", 0);
-            agreement.leave(borrowed.raw(), memberName, memberOwner);
-            connections.giveBack(borrowed);
+            connections.housekeeping(connections.statementTimeoutMillis(), raw -> {
+                agreement.leave(raw, memberName, memberOwner);
+                return null;
+            });
         } catch (SQLException | RuntimeException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
             LOG.debugf("Leaving the fleet failed (the membership ends with its ttl): %s", e.getMessage());
         }
     }

@@ -141,7 +141,8 @@ public final class SelectingEngine implements LockEngine {
                 throw new ConfigurationException(outcome.refusal().message() + " (datasource '"
                         + connections.dataSourceName() + "')");
             }
-            connections.giveBack(borrowed);
+            // kept for the engine's housekeeping from now on: a pool the application exhausts later costs no lock
+            connections.keepForHousekeeping(borrowed);
             borrowed = null;
             EngineAgreement.Decision decision = outcome.decision();
             boolean isNamed = decision.mode() == LockMode.NAMED;

@@ -5,7 +5,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -51,6 +53,14 @@ public final class ConnectionSource implements AutoCloseable {
     private static final long READ_ONLY_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(1);
     private volatile long readOnlyAt = System.nanoTime() - READ_ONLY_FLUSH_NANOS;
     private volatile Runnable onReadOnly;
+    private final List<Runnable> readOnlyListeners = new CopyOnWriteArrayList<>();
+    /**
+     * The connection kept for the engines' own periodic statements (the membership of the fleet, lease renewals), so
+     * that an application holding every other connection of the pool costs no held lock.
+     */
+    private final KeptConnection housekeeping = new KeptConnection(this, "(housekeeping)");
+    /** How long housekeeping waits for the kept connection before it borrows one: statements on it take milliseconds. */
+    private static final long HOUSEKEEPING_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /**
      * @param statementTimeout {@code quarkus.mysql-lock.statement-timeout}
@@ -244,6 +254,41 @@ public final class ConnectionSource implements AutoCloseable {
         return statementTimeout.toMillis();
     }
 
+    /**
+     * The time limit of statements that wait for no row lock ({@link SessionSettings#withoutRowWaits}): statement-timeout,
+     * and on a server without a per-statement wait (MySQL) the 1 s minimum of the session's wait.
+     */
+    public long noRowWaitStatementMillis(ServerVersion server) {
+        return statementTimeout.toMillis() + (server.setStatement() ? 0 : 1000);
+    }
+
+    /**
+     * Runs an engine's own periodic statements (the fleet's membership, lease renewals: statements that may run twice)
+     * on the connection kept for them; on one borrowed for this run alone while another run holds it for more than a
+     * moment (a stalled statement). A kept connection found dead (a server restart, the pool closing its connections at
+     * shutdown) is replaced, and the work run again once.
+     *
+     * @param boundMillis the time limit of each statement
+     */
+    public <T> T housekeeping(long boundMillis, Work<T> work) throws SQLException {
+        try {
+            return housekeeping.run(HOUSEKEEPING_WAIT_NANOS, boundMillis, work);
+        } catch (SQLException e) {
+            if (!SqlErrors.isConnectionFailure(e)) {
+                throw e;
+            }
+            return housekeeping.run(HOUSEKEEPING_WAIT_NANOS, boundMillis, work);
+        }
+    }
+
+    /**
+     * Keeps a connection borrowed for statements as the housekeeping connection (the engine's choice hands its own
+     * over, so that one is kept before the pool can be exhausted), or gives it back if one is kept already.
+     */
+    public void keepForHousekeeping(Borrowed borrowed) {
+        housekeeping.adopt(borrowed);
+    }
+
     /** The time limit of a statement that may wait for row locks: the server's lock wait, then statement-timeout. */
     public long rowLockStatementMillis(ServerVersion server) {
         return TimeUnit.SECONDS.toMillis(server.lockWaitSeconds()) + statementTimeout.toMillis();
@@ -284,6 +329,9 @@ public final class ConnectionSource implements AutoCloseable {
      * topology. At most once a second.
      */
     public void readOnlyFound(String where) {
+        for (Runnable listener : readOnlyListeners) {
+            listener.run();
+        }
         long now = System.nanoTime();
         long last = readOnlyAt;
         if (now - last < READ_ONLY_FLUSH_NANOS) {
@@ -306,6 +354,14 @@ public final class ConnectionSource implements AutoCloseable {
                 // shutting down
             }
         }
+    }
+
+    /**
+     * Called on the finding thread whenever a connection finds the server read-only, before anything else: it must not
+     * block.
+     */
+    public void whenReadOnly(Runnable listener) {
+        readOnlyListeners.add(listener);
     }
 
     /** Called, off the caller's thread, after the pool was flushed because the server was found read-only. */
@@ -382,6 +438,7 @@ public final class ConnectionSource implements AutoCloseable {
 
     @Override
     public void close() {
+        housekeeping.close();
         borrower.shutdownNow();
     }
 }

@@ -125,8 +125,8 @@ final class PoolBorrowing {
         return new LockNotAcquiredException(lockName, waited, Reason.POOL_EXHAUSTED, null,
                 "No connection of datasource '" + dataSourceName + "' could be had within " + waited.toMillis()
                         + " ms to acquire lock '" + lockName + "'. Either the pool is exhausted (max-size " + maxSize
-                        + "; NAMED locks keep their shared connections, and one per thread holding a lock it waited for, out of the"
-                        + " pool): raise " + property
+                        + "; the lock engine keeps one for its housekeeping, and NAMED locks keep their shared connections and one"
+                        + " per thread holding a lock it waited for out of the pool): raise " + property
                         + ", hold fewer locks at once, or raise quarkus.mysql-lock.connection-wait. Or opening a new"
                         + " connection takes longer than that: check that the database is reachable and answers"
                         + " promptly (slow DNS resolution on the server is a common cause)",

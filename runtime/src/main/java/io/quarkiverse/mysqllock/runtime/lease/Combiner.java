@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -13,7 +14,8 @@ import java.util.function.Function;
  * request and, if no batch is under way, runs one at once with every request queued so far (its own among them): a
  * thread alone never waits for others to join. While a batch runs, the requests that come meanwhile queue, and the
  * first of them runs the next batch as soon as the leader lets go. Each request is answered exactly once, by the batch
- * that took it.
+ * that took it; a request no batch took by its deadline (a batch stalled on its connection holds every later one up)
+ * withdraws, and is answered as unanswered at once, so that its caller goes on alone.
  *
  * @param <T> a request
  * @param <R> its answer
@@ -27,15 +29,22 @@ final class Combiner<T, R> {
      */
     private static final long PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
-    /** A queued request; its answer is written once, by the batch that took it, then it is done. */
+    /**
+     * A queued request; its answer is written once, by the batch that took it, then it is done. A batch takes it, or its
+     * thread withdraws it once its deadline passed, whichever comes first.
+     */
     static final class Request<T, R> {
         final T value;
         private final Thread thread = Thread.currentThread();
+        private final long deadline;
+        /** Set once, by the batch that takes the request or by its thread withdrawing it. */
+        private final AtomicBoolean claimed = new AtomicBoolean();
         private volatile R answer;
         private volatile boolean done;
 
-        private Request(T value) {
+        private Request(T value, long deadline) {
             this.value = value;
+            this.deadline = deadline;
         }
 
         /** Whether the request was answered. */
@@ -69,9 +78,12 @@ final class Combiner<T, R> {
         this.unanswered = unanswered;
     }
 
-    /** The answer to {@code value}, from a batch this thread or another ran. */
-    R submit(T value) {
-        Request<T, R> request = new Request<>(value);
+    /**
+     * The answer to {@code value}, from a batch this thread or another ran; the unanswered answer if no batch took it by
+     * {@code deadline} ({@link System#nanoTime()}).
+     */
+    R submit(T value, long deadline) {
+        Request<T, R> request = new Request<>(value, deadline);
         queue.add(request);
         boolean interrupted = await(request);
         if (interrupted) {
@@ -106,7 +118,14 @@ final class Combiner<T, R> {
                     }
                 }
             } else {
-                LockSupport.parkNanos(this, PARK_NANOS);
+                long left = request.deadline - System.nanoTime();
+                if (left <= 0 && request.claimed.compareAndSet(false, true)) {
+                    // No batch took it in time (one is stalled): withdrawn, its caller goes on alone.
+                    queue.remove(request);
+                    request.answer(unanswered.apply(request.value));
+                    break;
+                }
+                LockSupport.parkNanos(this, left > 0 ? Math.min(left, PARK_NANOS) : PARK_NANOS);
                 // An interrupt must not turn the wait into a spin; it is handed back to the caller at the end.
                 interrupted |= Thread.interrupted();
             }
@@ -117,7 +136,9 @@ final class Combiner<T, R> {
     private void runBatch() {
         List<Request<T, R>> batch = new ArrayList<>();
         for (Request<T, R> next; batch.size() < maxBatch && (next = queue.poll()) != null;) {
-            batch.add(next);
+            if (next.claimed.compareAndSet(false, true)) {
+                batch.add(next); // else withdrawn by its thread
+            }
         }
         if (batch.isEmpty()) {
             return;

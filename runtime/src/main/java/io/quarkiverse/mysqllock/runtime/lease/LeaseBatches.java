@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.KeptConnection;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
@@ -24,8 +25,9 @@ import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.TakeRequest;
  * once: on a server that flushes its log at every commit, the flush, not the statement, is what a lease costs, and 16
  * threads then share a few flushes instead of making 32. A thread alone runs its own statement at once, the one it would
  * run without batching ({@link Combiner}: no thread waits for a batch to fill), and the threads that come meanwhile
- * queue for the next batch. Batches run on a connection kept for them ({@link BatchConnection}), and none of their
- * statements waits for a row lock: a row a transaction holds delays no other thread's lease.
+ * queue for the next batch. Batches run on a connection kept for them ({@link KeptConnection}), and none of their
+ * statements waits for a row lock: a row a transaction holds delays no other thread's lease, and each answers within
+ * statement-timeout. A request no batch took by its caller's deadline (a batch stalled on the connection) goes alone.
  * <p>
  * A batch answers only what it knows exactly, and every other request {@code ALONE}, which the thread then runs as its
  * own statement on a connection of its own, with the single statement's handling of errors and waits: a take is granted
@@ -41,6 +43,11 @@ final class LeaseBatches {
     static final int MAX_BATCH = 32;
     /** How long the connection kept for batches stays out of the pool with no batch. */
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * How long a request waits for a batch beyond its caller's deadline before it goes alone: batches take milliseconds,
+     * so only a batch stalled on its connection keeps one waiting that long.
+     */
+    static final long PATIENCE_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     /** How often a batch rolled back by a deadlock (or a Galera certification conflict) is run again. */
     private static final int DEADLOCK_RETRIES = 10;
 
@@ -81,23 +88,29 @@ final class LeaseBatches {
     private final ConnectionSource connections;
     private final LeaseStatements statements;
     private final Combiner<Op, Answer> combiner;
-    private final BatchConnection connection;
+    private final KeptConnection connection;
 
     LeaseBatches(ConnectionSource connections, LeaseStatements statements) {
         this.connections = connections;
         this.statements = statements;
         this.combiner = new Combiner<>(MAX_BATCH, this::runBatch, op -> Answer.UNANSWERED);
-        this.connection = new BatchConnection(connections, "(lease takes and releases)");
+        this.connection = new KeptConnection(connections, "(lease takes and releases)");
     }
 
-    /** A take, together with what other threads ask for now. */
-    TakeAnswer take(TakeRequest take) {
-        return combiner.submit(new Op(take, null)).take();
+    /**
+     * A take, together with what other threads ask for now; unanswered ({@code ALONE}) if no batch took it by the
+     * caller's deadline, or a moment after it ({@link #PATIENCE_NANOS}): the caller then takes alone.
+     */
+    TakeAnswer take(TakeRequest take, long deadline) {
+        return combiner.submit(new Op(take, null), Math.max(deadline, System.nanoTime() + PATIENCE_NANOS)).take();
     }
 
-    /** Gives the lease up, together with what other threads ask for now: 1 if it was still ours, 0 if not, -1 if unknown. */
+    /**
+     * Gives the lease up, together with what other threads ask for now (on its own statement if no batch took it within
+     * a moment): 1 if it was still ours, 0 if not, -1 if unknown.
+     */
     int giveUp(Lease lease) {
-        int released = combiner.submit(new Op(null, lease)).released();
+        int released = combiner.submit(new Op(null, lease), System.nanoTime() + PATIENCE_NANOS).released();
         return released == Answer.ALONE ? statements.giveUp(lease) : released;
     }
 
@@ -108,6 +121,19 @@ final class LeaseBatches {
 
     void close() {
         connection.close();
+    }
+
+    /**
+     * Runs on the connection kept for batches, one batch at a time (never waiting for it: the combiner's leader alone
+     * uses it), each statement answering within statement-timeout: none of them waits for a row lock.
+     */
+    private <T> T runKept(ConnectionSource.Work<T> work) throws SQLException {
+        return connection.run(Long.MAX_VALUE, boundMillis(), work);
+    }
+
+    private long boundMillis() {
+        return connections.knownServer().map(connections::noRowWaitStatementMillis)
+                .orElse(connections.statementTimeoutMillis() + 1000);
     }
 
     /**
@@ -123,7 +149,7 @@ final class LeaseBatches {
         try {
             for (int attempt = 1;; attempt++) {
                 try {
-                    connection.run(together::run);
+                    runKept(together::run);
                     together.answer();
                     return;
                 } catch (SQLException e) {
@@ -241,13 +267,13 @@ final class LeaseBatches {
         boolean[] sent = { false };
         try {
             if (op.take() == null) {
-                request.answer(new Answer(null, connection.run(raw -> statements.giveUpWithoutRowWaits(raw,
+                request.answer(new Answer(null, runKept(raw -> statements.giveUpWithoutRowWaits(raw,
                         connections.server(raw), op.giveUp()))));
                 return;
             }
             TakeRequest take = op.take();
             long sentAt = System.nanoTime();
-            long fence = connection.run(raw -> {
+            long fence = runKept(raw -> {
                 ServerVersion server = connections.server(raw);
                 sent[0] = true;
                 return statements.takeWithoutRowWaits(raw, server, take.serverName(), take.ownerToken(),
@@ -283,7 +309,7 @@ final class LeaseBatches {
      */
     private void abandon(List<TakeRequest> takes) {
         try {
-            connection.run(raw -> statements.giveUpTakesWithoutRowWaits(raw, connections.server(raw), takes));
+            runKept(raw -> statements.giveUpTakesWithoutRowWaits(raw, connections.server(raw), takes));
         } catch (SQLException | RuntimeException e) {
             LOG.debugf("Giving up %d lease take(s) in doubt at once failed, it is done in the background: %s",
                     takes.size(), e.getMessage());

@@ -165,7 +165,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 undoTake(lease);
                 throw new IllegalStateException("The lock manager is shut down");
             }
-            if (!membership.confirmed(System.nanoTime())) {
+            if (!membership.grantable(System.nanoTime())) {
                 // The membership lapsed while the lease was taken: the fleet may have moved to named locks.
                 undoTake(lease);
                 throw new Membership.Unconfirmed();

@@ -49,10 +49,12 @@ final class RenewalWatchdog {
         this.clock = clock;
         this.metrics = metrics;
         this.ttlNanos = ttlNanos;
-        // Two threads: a renewal stuck on a stalled network must not keep the expiry check from telling holders.
-        this.watchdog = new PeriodicWork("mysql-lock-renew-", 2);
+        // A thread each: a renewal stuck on a stalled network must neither keep the expiry check from telling holders,
+        // nor the membership's renewal hold up the leases' (or the other way round).
+        this.watchdog = new PeriodicWork("mysql-lock-renew-", 3);
         long period = renewIntervalNanos;
         watchdog.every(period, period, "renewal of its leases", this::renewAll);
+        watchdog.every(period, period, "renewal of its membership", membership::renew);
         long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
         watchdog.everyUnpaused(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }
@@ -83,7 +85,6 @@ final class RenewalWatchdog {
 
     private void renewAll() {
         expireOverdue();
-        membership.renew();
         List<Lease> leases = new ArrayList<>();
         for (Lease lease : held.all()) {
             if (lease.isHeld() && lease.renewable) {
@@ -137,24 +138,17 @@ final class RenewalWatchdog {
     }
 
     /**
-     * Renews leases, on a connection of its own, replacing it once if it died or reached a read-only server (a
-     * failover moves the pool to the new primary, where the leases are).
+     * Renews leases on the connection kept for the engines' housekeeping (an application holding every other connection
+     * of the pool costs no lease), replacing it once if it died or reached a read-only server (a failover moves the pool
+     * to the new primary, where the leases are); on a connection of its own while the kept one is in use.
      */
     private boolean renew(List<Lease> leases, long lengthNanos) {
         for (int attempt = 1; attempt <= 2; attempt++) {
-            ConnectionSource.Borrowed borrowed = null;
             try {
-                borrowed = connections.borrowForStatements("(renewal)", 0);
-                Connection raw = borrowed.raw();
                 // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
-                SessionSettings.bound(raw, TimeUnit.NANOSECONDS.toMillis(ttlNanos));
-                boolean asked = renewWithoutRowWaits(raw, connections.server(raw), leases, lengthNanos);
-                connections.giveBack(borrowed);
-                return asked;
+                return connections.housekeeping(TimeUnit.NANOSECONDS.toMillis(ttlNanos),
+                        raw -> renewWithoutRowWaits(raw, connections.server(raw), leases, lengthNanos));
             } catch (SQLException e) {
-                if (borrowed != null) {
-                    connections.discard(borrowed.pooled());
-                }
                 boolean readOnly = SqlErrors.isReadOnly(e);
                 if (readOnly) {
                     connections.readOnlyFound("renewal of " + leases.size() + " lease(s)");
@@ -165,9 +159,6 @@ final class RenewalWatchdog {
                 LOG.warnf("Renewing %d lease(s) failed, retrying next period; each is reported lost once it may have"
                         + " expired: %s", leases.size(), SqlErrors.describe(e));
             } catch (RuntimeException e) {
-                if (borrowed != null) {
-                    connections.discard(borrowed.pooled());
-                }
                 LOG.warnf("Renewing %d lease(s) failed, retrying next period: %s", leases.size(), e.getMessage());
             }
             return false;

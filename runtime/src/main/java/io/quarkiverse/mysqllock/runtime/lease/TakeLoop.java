@@ -77,7 +77,7 @@ final class TakeLoop {
             if (!triedTogether) {
                 triedTogether = true;
                 LeaseBatches.TakeAnswer together = batches.take(new LeaseStatements.TakeRequest(serverName, ownerToken,
-                        TimeUnit.NANOSECONDS.toMicros(leaseNanos)));
+                        TimeUnit.NANOSECONDS.toMicros(leaseNanos)), deadline);
                 if (together.kind() == LeaseBatches.TakeAnswer.Kind.TAKEN) {
                     return new Lease(name, serverName, Instant.now(), ownerToken, together.fence(), gate,
                             leaseCapNanos == 0, together.sentAtNanos() + leaseNanos);
@@ -105,7 +105,7 @@ final class TakeLoop {
                 long backoff = FIRST_BACKOFF_NANOS;
                 ServerVersion server = connections.server(raw);
                 while (true) {
-                    if (!membership.confirmed(System.nanoTime())) {
+                    if (!membership.grantable(System.nanoTime())) {
                         attempt--; // not a dead connection: confirm again with this one given back
                         continue attempts;
                     }

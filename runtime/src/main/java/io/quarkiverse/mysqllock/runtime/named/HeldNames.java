@@ -30,8 +30,9 @@ final class HeldNames {
         return local.get(serverName);
     }
 
-    void put(String serverName, NamedLock lock) {
-        local.put(serverName, lock);
+    /** Maps the name to the lock; the lock it mapped to before, if any. */
+    NamedLock put(String serverName, NamedLock lock) {
+        return local.put(serverName, lock);
     }
 
     /** Removes the name if {@code lock} is what it maps to; whether it was. */

@@ -55,7 +55,15 @@ final class Holds {
             throws SQLException {
         NamedLock lock = new NamedLock(name, serverName, session, Instant.now());
         session.held.put(serverName, lock);
-        names.put(serverName, lock);
+        NamedLock displaced = names.put(serverName, lock);
+        if (displaced != null && displaced != lock && displaced.lost == null) {
+            // The server granted the name to this session: another session of this instance no longer holds it (ended
+            // on the server, not found out yet). Its holder is told now; left in the map, a later end of its session
+            // under a statement (a lapse) would not have found it, and it would never have been told.
+            notifier.lose(displaced, LockLostException.Reason.NOT_HELD, "Lock '" + displaced.name + "' was lost: the"
+                    + " server granted it to another session of this instance (" + session.connectionId + "), so its own"
+                    + " (server session " + displaced.session.connectionId + ") no longer held it", null);
+        }
         // Read after the lock is visible: an abandonment either sees the lock (and reports it) or is seen here.
         if (session.retired) {
             session.held.remove(serverName, lock);
@@ -67,7 +75,7 @@ final class Holds {
             releaseLocked(lock);
             throw new IllegalStateException("The lock manager is shut down");
         }
-        if (!membership.confirmed(System.nanoTime())) {
+        if (!membership.grantable(System.nanoTime())) {
             // The membership lapsed during the wait: the fleet may have moved to leases, which this lock excludes not.
             releaseLocked(lock);
             throw new Membership.Unconfirmed();
@@ -75,11 +83,19 @@ final class Holds {
         return new LockHold<>(lock, engine, owner);
     }
 
-    /** A lock is valid while it is held and this instance's membership of its fleet is confirmed. */
+    /**
+     * A lock is valid while it is held and this instance's membership of its fleet is confirmed. A lock found unconfirmed
+     * is lost the way a lapse loses it, which frees it on the server: the lapse is reported now (every session ended),
+     * unless a renewal confirmed the membership meanwhile; a holder is never told of a loss of a lock still held for it.
+     */
     boolean isValid(NamedLock lock) {
         if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
-            notifier.lose(lock, LockLostException.Reason.MEMBERSHIP_LOST,
-                    "Lock '" + lock.name + "' was lost: " + membership.lapseMessage(), null);
+            membership.checkLapse();
+            if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
+                // the lapse was reported already, and its ending of the sessions has not reached this one yet
+                lifecycle.abandon(lock.session, LockLostException.Reason.MEMBERSHIP_LOST,
+                        membership.lapseMessage());
+            }
         }
         return lock.lost == null;
     }

@@ -199,6 +199,14 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return keepalive.health();
     }
 
+    /**
+     * How long a new strict leadership term waits after its grant: the largest leader window of the fleet's live
+     * members, at least {@code own} (instances running with different keepalive intervals, during a rolling change).
+     */
+    public long leaderGraceNanos(long own) {
+        return membership.largestLeaderWindowNanos(own);
+    }
+
     /** The number of connections this engine keeps out of the pool now. */
     public int pinnedConnections() {
         return census.pinnedConnections();

@@ -156,17 +156,25 @@ final class SessionLifecycle {
      */
     void abandonAll(LockLostException.Reason reason, String why) {
         for (PinnedSession session : List.copyOf(pinned.all())) {
-            if (session.mutex.tryLock()) {
-                try {
-                    if (!session.retired) {
-                        failSession(session, reason, why, null);
-                    }
-                } finally {
-                    session.mutex.unlock();
+            abandon(session, reason, why);
+        }
+    }
+
+    /**
+     * Every lock of the session is lost and the session ended (under the statement that holds it, if one does): the
+     * server frees its locks, so that nothing stays held that its holders were told they lost.
+     */
+    void abandon(PinnedSession session, LockLostException.Reason reason, String why) {
+        if (session.mutex.tryLock()) {
+            try {
+                if (!session.retired) {
+                    failSession(session, reason, why, null);
                 }
-            } else {
-                abandonBusy(session, reason, why);
+            } finally {
+                session.mutex.unlock();
             }
+        } else {
+            abandonBusy(session, reason, why);
         }
     }
 

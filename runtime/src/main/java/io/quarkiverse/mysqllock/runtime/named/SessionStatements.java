@@ -103,7 +103,7 @@ final class SessionStatements {
             }
             if (readOnly) {
                 if (!interrupted && result == 1) {
-                    release(session, serverName, false);
+                    giveBackReadOnlyGrant(session, serverName);
                 }
                 return Grant.READ_ONLY;
             }
@@ -112,6 +112,18 @@ final class SessionStatements {
             if (waits) {
                 SessionSettings.bound(session.raw, connections.statementTimeoutMillis());
             }
+        }
+    }
+
+    /**
+     * Gives back a lock granted on a read-only server. If that fails, the session is in doubt (it may still hold the
+     * name, unknown to the engine): it must end, never go back to the pool or on serving with the lock.
+     */
+    private void giveBackReadOnlyGrant(PinnedSession session, String serverName) throws SQLException {
+        try {
+            release(session, serverName, false);
+        } catch (SQLException e) {
+            throw e instanceof InDoubt ? e : new InDoubt(e);
         }
     }
 
@@ -211,6 +223,12 @@ final class SessionStatements {
         InDoubt(RuntimeException cause) {
             super("The lock connection failed in the driver, and its server session's state is unknown: " + cause,
                     "HY000", cause);
+        }
+
+        /** A lock granted on a read-only server could not be given back: the session may still hold it. */
+        InDoubt(SQLException cause) {
+            super("A lock granted on a read-only server could not be given back, so the lock connection may still hold"
+                    + " it: " + SqlErrors.describe(cause), "HY000", cause);
         }
     }
 

@@ -17,6 +17,11 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
  * The fleet's reserved rows in the lock table, and every statement on them: the record {@code ~engine} (with the
  * namespace: {@code ~engine:<namespace>}) and the membership rows {@code ~live~<hex>} ({@code fleet.EngineAgreement}). The
  * statements run in the caller's transaction; which rows they lock, and how, is the agreement's rule.
+ * <p>
+ * A membership row's {@code fence} column holds its instance's leader window in microseconds (two NAMED keepalive
+ * intervals: how long after its session ended a NAMED leader of it may still say it leads); 0 in rows of versions that
+ * did not record it. A new strict term waits for the largest window of the live members, so that a fleet whose
+ * instances run with different keepalive intervals (a rolling change of them) never has two leaders at once.
  */
 public final class FleetRows {
 
@@ -165,17 +170,23 @@ public final class FleetRows {
         }
     }
 
-    /** Takes over an expired membership row if there is one (so rows do not pile up), else adds one. */
-    public String register(Connection raw, List<Member> members, String owner, long ttlNanos) throws SQLException {
+    /**
+     * Takes over an expired membership row if there is one (so rows do not pile up), else adds one.
+     *
+     * @param leaderWindowMicros the instance's leader window, kept in the row's {@code fence}
+     */
+    public String register(Connection raw, List<Member> members, String owner, long ttlNanos, long leaderWindowMicros)
+            throws SQLException {
         long ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
         for (Member member : members) {
             if (member.remainingMicros() <= 0) {
                 try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table + " SET owner = ?,"
-                        + " acquired_at = UTC_TIMESTAMP(6), expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
-                        + " WHERE name = ? AND (owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))")) {
+                        + " acquired_at = UTC_TIMESTAMP(6), expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
+                        + " fence = ? WHERE name = ? AND (owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))")) {
                     statement.setString(1, owner);
                     statement.setLong(2, ttlMicros);
-                    statement.setString(3, member.name());
+                    statement.setLong(3, leaderWindowMicros);
+                    statement.setString(4, member.name());
                     if (statement.executeUpdate() == 1) {
                         return member.name();
                     }
@@ -184,13 +195,29 @@ public final class FleetRows {
         }
         String name = memberPrefix + UUID.randomUUID().toString().replace("-", "").substring(0, 16);
         try (PreparedStatement statement = raw.prepareStatement("INSERT INTO " + table + " (name, owner, acquired_at,"
-                + " expires_at, fence) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, 0)")) {
+                + " expires_at, fence) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, ?)")) {
             statement.setString(1, name);
             statement.setString(2, owner);
             statement.setLong(3, ttlMicros);
+            statement.setLong(4, leaderWindowMicros);
             statement.executeUpdate();
         }
         return name;
+    }
+
+    /**
+     * The largest leader window (microseconds) of the live NAMED members: how long a new strict term must wait after its
+     * grant for any former leader of the fleet to have stopped saying it leads. 0 if none recorded one.
+     */
+    public long largestLeaderWindowMicros(Connection raw) throws SQLException {
+        try (PreparedStatement statement = raw.prepareStatement("SELECT COALESCE(MAX(fence), 0) FROM " + table
+                + " WHERE name LIKE ? ESCAPE '!' AND owner LIKE 'NAMED %' AND expires_at > UTC_TIMESTAMP(6)")) {
+            statement.setString(1, memberPattern);
+            try (ResultSet rs = statement.executeQuery()) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
     }
 
     /** Extends a membership; false if it had expired (or was taken over): it must register again. */
