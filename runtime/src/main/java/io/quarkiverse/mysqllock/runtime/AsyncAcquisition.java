@@ -20,8 +20,12 @@ import io.vertx.core.Vertx;
  * comes between the grant and the delivery releases it instead of delivering it. A cancellation that comes while the
  * subscriber takes the handle, or later, releases it too, reported lost with reason {@code CANCELLED}: Mutiny's
  * operators drop an item that races a cancellation (a time-out firing as the handle arrives), and nothing tells this
- * {@code Uni} whether the handle went on, so a subscriber that kept it is told instead. That is also what cancelling a
- * {@code @Locked} method's {@code Uni} does: cancelling the pipeline ends its lock.
+ * {@code Uni} whether the handle went on, so a subscriber that kept it is told instead.
+ * <p>
+ * A cancellation that comes while the lock is awaited interrupts the worker thread's wait, so that the acquisition
+ * leaves its place in the instance's queue for the name: threads waiting in the JVM leave at once, and LEASE's polling
+ * stops; a NAMED wait already under way on the server (one per name and instance) ends with its {@code GET_LOCK}, and
+ * gives back what it was granted. One cancelled before its worker started never acquires.
  */
 final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> {
 
@@ -60,6 +64,10 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
         private final AtomicReference<Object> state = new AtomicReference<>(WAITING);
         /** The handle given to the subscriber, set before it is. */
         private volatile H delivered;
+        /** The worker thread while it acquires; guarded by this. */
+        private Thread runner;
+        /** Whether a cancellation interrupted {@link #runner}, whose interrupt is then cleared; guarded by this. */
+        private boolean interruptedByCancel;
 
         Delivery(UniSubscriber<? super H> subscriber, Context context) {
             this.subscriber = subscriber;
@@ -67,12 +75,25 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
         }
 
         void acquire() {
+            synchronized (this) {
+                if (state.get() == CANCELLED) {
+                    return; // cancelled before the worker started: nothing to wait for
+                }
+                runner = Thread.currentThread();
+            }
             H handle;
             try {
                 handle = acquisition.get();
             } catch (Throwable failure) {
                 fail(failure);
                 return;
+            } finally {
+                synchronized (this) {
+                    runner = null;
+                    if (interruptedByCancel) {
+                        Thread.interrupted(); // the worker goes back to its pool as it came
+                    }
+                }
             }
             if (handle == null) {
                 // nothing held (a tick that already ran): an empty item
@@ -116,7 +137,14 @@ final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> 
         @Override
         public void cancel() {
             Object previous = state.getAndSet(CANCELLED);
-            if (previous == DONE) {
+            if (previous == WAITING) {
+                synchronized (this) {
+                    if (runner != null) {
+                        interruptedByCancel = true;
+                        runner.interrupt(); // leaves its place in the queue for the name
+                    }
+                }
+            } else if (previous == DONE) {
                 H handle = delivered;
                 if (handle != null) {
                     handle.abandon("its acquireAsync subscription was cancelled after the handle was delivered (a"

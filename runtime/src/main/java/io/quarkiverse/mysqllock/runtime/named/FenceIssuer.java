@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.named;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.function.Predicate;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
@@ -20,11 +21,17 @@ final class FenceIssuer {
     private final ConnectionSource connections;
     private final LockTable table;
     private final LossNotifier notifier;
+    /**
+     * Whether a lock is valid: held, and this instance's membership of its fleet confirmed. A fence is issued only
+     * between two such answers: a lock whose membership lapsed may be held as a lease by another engine's instance.
+     */
+    private final Predicate<NamedLock> valid;
 
-    FenceIssuer(ConnectionSource connections, LockTable table, LossNotifier notifier) {
+    FenceIssuer(ConnectionSource connections, LockTable table, LossNotifier notifier, Predicate<NamedLock> valid) {
         this.connections = connections;
         this.table = table;
         this.notifier = notifier;
+        this.valid = valid;
     }
 
     /**
@@ -35,10 +42,7 @@ final class FenceIssuer {
      * alone, not the locks of the session's co-tenants.
      */
     long fencingToken(NamedLock lock) {
-        if (lock.lost != null) {
-            throw new LockLostException(lock.name, lock.lost.reason(),
-                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
-        }
+        requireValid(lock);
         if (lock.released) {
             throw new IllegalStateException("Lock '" + lock.name + "' was released: it has no fencing token");
         }
@@ -54,11 +58,20 @@ final class FenceIssuer {
         lock.fenceIssue.lock();
         try {
             if (lock.fence == 0) {
-                lock.fence = issueFence(lock);
+                long issued = issueFence(lock);
+                requireValid(lock); // still valid once issued: issued while it was
+                lock.fence = issued;
             }
             return lock.fence;
         } finally {
             lock.fenceIssue.unlock();
+        }
+    }
+
+    private void requireValid(NamedLock lock) {
+        if (!lock.released && !valid.test(lock)) {
+            throw new LockLostException(lock.name, lock.lost.reason(),
+                    "Lock '" + lock.name + "' is lost: no fencing token can be issued", lock.lost);
         }
     }
 

@@ -74,7 +74,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         this.onShared = new SharedAcquisition(statements, names, shared, lifecycle, holds);
         this.onOwn = new OwnSessionAcquisition(connections, statements, membership, names, new WaitForGraph(names),
                 threads, pinned, lifecycle, holds);
-        this.fences = new FenceIssuer(connections, table, notifier);
+        this.fences = new FenceIssuer(connections, table, notifier, holds::isValid);
         this.census = new HolderCensus(connections, table, shutdown, names, pinned, shared);
         // Last: it starts the periodic work on the parts above.
         this.keepalive = new Keepalive(keepaliveInterval, connections, membership, notifier, names, pinned, shared,

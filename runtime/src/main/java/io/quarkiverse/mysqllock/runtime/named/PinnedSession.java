@@ -50,8 +50,9 @@ final class PinnedSession {
     /** {@link System#nanoTime()} of the last check of its locks (or of its pinning); guarded by the mutex. */
     long lastChecked = System.nanoTime();
     /**
-     * {@link System#nanoTime()} when the last keepalive check that found this session still holding its locks was sent
-     * (the server's state then or later); meaningful once {@link #confirmed}.
+     * {@link System#nanoTime()} when the last statement that found this session still holding its locks was sent (the
+     * server's state then or later): a keepalive check, or a {@code GET_LOCK} that found it the same session on a
+     * writable server; meaningful once {@link #confirmed}. Written under the mutex.
      */
     volatile long confirmedAt;
     volatile boolean confirmed;

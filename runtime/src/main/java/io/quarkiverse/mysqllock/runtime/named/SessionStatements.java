@@ -87,6 +87,7 @@ final class SessionStatements {
             SessionSettings.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
         }
         try {
+            long sentAt = System.nanoTime();
             PreparedStatement statement = connections.statements().prepare(session.raw,
                     "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only");
             statement.setString(1, serverName);
@@ -107,6 +108,11 @@ final class SessionStatements {
                 }
                 return Grant.READ_ONLY;
             }
+            // The same server session, on a writable server: it still holds every lock it was granted (only its own
+            // RELEASE_LOCK or its end frees one). A shared session this busy may never be free for a keepalive check,
+            // and a strict leader's lock on it would otherwise go unconfirmed.
+            session.confirmedAt = sentAt;
+            session.confirmed = true;
             return interrupted ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
         } finally {
             if (waits) {
