@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 
 import jakarta.enterprise.inject.Any;
@@ -36,6 +37,7 @@ import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
+import io.quarkiverse.mysqllock.runtime.table.FleetRows;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ArcContainer;
 import io.quarkus.arc.InjectableContext;
@@ -59,11 +61,13 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
-    /** NAMED elections: a term is confirmed within this (two keepalive intervals); 0 for instant hand-over. */
+    /** NAMED elections: a term is confirmed within this (two keepalive intervals). */
     private volatile long leaderConfirmationNanos;
+    /** NAMED elections: {@code named.instant-leader-hand-over}, which holds while every live instance has it. */
+    private volatile boolean instantLeaderHandOver;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
-            HandleReleases::releaseReportingLoss, HandleReleases::confirm, new TermConfirmation(
-                    this::leaderConfirmationNanos, this::leaderGraceNanos, HandleReleases::confirmedWithin));
+            HandleReleases::releaseReportingLoss, HandleReleases::confirm,
+            new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin));
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -81,22 +85,33 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks);
     }
 
-    /** NAMED elections: confirm each term within this window (two keepalive intervals); zero for instant hand-over. */
-    void confirmLeadersWithin(Duration window) {
+    /**
+     * NAMED elections: each term is confirmed within this window (two keepalive intervals), unless every live instance of
+     * the fleet hands over instantly and this one is configured to ({@code named.instant-leader-hand-over}).
+     */
+    void confirmLeadersWithin(Duration window, boolean instantHandOver) {
         this.leaderConfirmationNanos = window.toNanos();
-    }
-
-    /** The confirmation window of a term granted now: NAMED's, or none on LEASE (a lease's validity is bounded). */
-    private long leaderConfirmationNanos() {
-        return engine.mode() == LockMode.NAMED ? leaderConfirmationNanos : 0;
+        this.instantLeaderHandOver = instantHandOver;
     }
 
     /**
-     * How long a NAMED term with this window waits after its grant: the largest window of the fleet's live instances,
-     * which may run with other keepalive intervals.
+     * The windows of a term granted now: none on LEASE (a lease's validity is bounded); on NAMED this instance's window,
+     * after a grace of the largest of the fleet's live instances (they may run with other keepalive intervals), or none
+     * when this instance and every other live one hand over instantly.
      */
-    private long leaderGraceNanos(long window) {
-        return engine() instanceof NamedLockEngine named ? named.leaderGraceNanos(window) : window;
+    private TermConfirmation.Window leaderWindow() {
+        if (engine.mode() != LockMode.NAMED) {
+            return TermConfirmation.Window.NONE;
+        }
+        long own = leaderConfirmationNanos;
+        if (!(engine() instanceof NamedLockEngine named)) {
+            return instantLeaderHandOver ? TermConfirmation.Window.NONE : new TermConfirmation.Window(own, own);
+        }
+        FleetRows.LeaderWindows fleet = named.leaderWindows();
+        if (instantLeaderHandOver && fleet.allInstant()) {
+            return TermConfirmation.Window.NONE;
+        }
+        return new TermConfirmation.Window(own, Math.max(own, TimeUnit.MICROSECONDS.toNanos(fleet.largestMicros())));
     }
 
     @Override

@@ -134,7 +134,8 @@ public final class MySqlLockManagerFactory {
             case IN_MEMORY -> throw new IllegalStateException("in-memory is built above");
         };
         SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
-                new EngineAgreement(table.name(), config.namespace().orElse(null), identity, keepalive.multipliedBy(2)),
+                new EngineAgreement(table.name(), config.namespace().orElse(null), identity, keepalive.multipliedBy(2),
+                        config.named().instantLeaderHandOver()),
                 identity, memberTtl,
                 keepalive, renewInterval.plus(maxClockSkew),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
@@ -147,7 +148,7 @@ public final class MySqlLockManagerFactory {
         MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
                 identity, engine::chosenMode), names, config.defaultWait(),
                 new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
-        manager.confirmLeadersWithin(config.named().instantLeaderHandOver() ? Duration.ZERO : keepalive.multipliedBy(2));
+        manager.confirmLeadersWithin(keepalive.multipliedBy(2), config.named().instantLeaderHandOver());
         return manager;
     }
 

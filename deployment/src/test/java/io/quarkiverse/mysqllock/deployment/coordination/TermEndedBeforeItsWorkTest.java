@@ -50,7 +50,7 @@ class TermEndedBeforeItsWorkTest {
             List<Object> events = new CopyOnWriteArrayList<>();
             Election election = new Election(heldAtOnLost(instance.locks, registering, proceed), "raced", events::add,
                     HandleReleases::releaseReportingLoss, () -> false,
-                    new TermConfirmation(() -> 0, own -> own, HandleReleases::confirmedWithin));
+                    new TermConfirmation(() -> TermConfirmation.Window.NONE, HandleReleases::confirmedWithin));
             RecordingWork work = new RecordingWork();
             election.addTermWork(work);
             election.join();

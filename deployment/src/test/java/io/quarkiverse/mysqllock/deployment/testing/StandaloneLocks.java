@@ -30,27 +30,28 @@ public final class StandaloneLocks implements AutoCloseable {
      */
     public record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
             int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
-            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver, int poolSize) {
+            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver, int poolSize,
+            boolean instantLeaderHandOver) {
 
         public static Settings of(String id) {
             return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
                     "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
-                    Duration.ofMillis(200), LockMetrics.NONE, null, 0);
+                    Duration.ofMillis(200), LockMetrics.NONE, null, 0, false);
         }
 
         public Settings statementTimeout(Duration limit) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew,
-                    metrics, driver, poolSize);
+                    metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings on(TestDatabase server) {
             return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
             return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings replication(boolean replicated) {
@@ -59,44 +60,44 @@ public final class StandaloneLocks implements AutoCloseable {
 
         public Settings withReplication(Optional<Boolean> replicated) {
             return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings sharedConnections(int shared) {
             return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew,
-                    metrics, driver, poolSize);
+                    metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings table(String lockTable) {
             return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings ttl(Duration leaseTtl) {
             return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings keepalive(Duration interval) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize);
+                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         public Settings maxClockSkew(Duration skew) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    skew, metrics, driver, poolSize);
+                    skew, metrics, driver, poolSize, instantLeaderHandOver);
         }
 
         /** Where the engines report their metrics (by default nowhere). */
         public Settings metrics(LockMetrics sink) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, sink, driver, poolSize);
+                    maxClockSkew, sink, driver, poolSize, instantLeaderHandOver);
         }
 
         /** The JDBC driver the pool connects with (by default the URL's). */
         public Settings driver(Class<? extends Driver> jdbcDriver) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, jdbcDriver, poolSize);
+                    maxClockSkew, metrics, jdbcDriver, poolSize, instantLeaderHandOver);
         }
 
         /**
@@ -105,7 +106,13 @@ public final class StandaloneLocks implements AutoCloseable {
          */
         public Settings poolSize(int connections) {
             return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, connections);
+                    maxClockSkew, metrics, driver, connections, instantLeaderHandOver);
+        }
+
+        /** {@code named.instant-leader-hand-over} (false by default). */
+        public Settings instantLeaderHandOver(boolean instant) {
+            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
+                    maxClockSkew, metrics, driver, poolSize, instant);
         }
 
         public StandaloneLocks start() {
@@ -219,7 +226,7 @@ public final class StandaloneLocks implements AutoCloseable {
 
                 @Override
                 public boolean instantLeaderHandOver() {
-                    return false;
+                    return settings.instantLeaderHandOver();
                 }
             };
         }

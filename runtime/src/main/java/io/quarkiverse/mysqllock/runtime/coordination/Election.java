@@ -260,8 +260,9 @@ public final class Election implements LeaderElection {
             handle.release();
             throw e;
         }
-        long window = confirmation.windowNanos().getAsLong();
-        if (window > 0 && !graceOver(handle, window)) {
+        TermConfirmation.Window windows = confirmation.window().get();
+        long window = windows.confirmNanos();
+        if (window > 0 && !graceOver(handle, window, Math.max(window, windows.graceNanos()))) {
             handle.release(); // lost or left during the grace: no term
             return;
         }
@@ -320,13 +321,7 @@ public final class Election implements LeaderElection {
      * Then the lock must be confirmed within this instance's window (a keepalive check ran meanwhile), waiting up to
      * another window for it. False if the lock was lost, the election left, or no confirmation came.
      */
-    private boolean graceOver(LockHandle handle, long window) {
-        // read before the wait, outside the monitor: a statement
-        long grace = Math.max(window, confirmation.graceNanos().applyAsLong(window));
-        return awaitGrace(handle, window, grace);
-    }
-
-    private synchronized boolean awaitGrace(LockHandle handle, long window, long grace) {
+    private synchronized boolean graceOver(LockHandle handle, long window, long grace) {
         long begins = System.nanoTime() + grace + TermConfirmation.GRACE_MARGIN_NANOS;
         long givesUp = begins + window;
         try {

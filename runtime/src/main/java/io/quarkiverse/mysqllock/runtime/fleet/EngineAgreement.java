@@ -51,7 +51,7 @@ public final class EngineAgreement {
     /** The statements on the record and the membership rows. */
     private final FleetRows rows;
     private final String identity;
-    /** This instance's leader window, recorded in its membership row ({@link FleetRows}). */
+    /** This instance's leader window, recorded in its membership row, negative for instant hand-over ({@link FleetRows}). */
     private final long leaderWindowMicros;
 
     /**
@@ -59,12 +59,16 @@ public final class EngineAgreement {
      * @param namespace {@code quarkus.mysql-lock.namespace}, or null: fleets of different namespaces agree separately
      * @param leaderWindow how long after its session ended a NAMED leader of this instance may still say it leads (two
      *        keepalive intervals): recorded in its membership, so that the fleet's new terms wait for the largest
+     * @param instantHandOver {@code named.instant-leader-hand-over}: recorded too, for it holds only while every live
+     *        member has it
      */
-    public EngineAgreement(String table, String namespace, String identity, Duration leaderWindow) {
+    public EngineAgreement(String table, String namespace, String identity, Duration leaderWindow,
+            boolean instantHandOver) {
         this.table = table;
         this.identity = identity;
         this.rows = new FleetRows(table, namespace);
-        this.leaderWindowMicros = TimeUnit.NANOSECONDS.toMicros(leaderWindow.toNanos());
+        long window = TimeUnit.NANOSECONDS.toMicros(leaderWindow.toNanos());
+        this.leaderWindowMicros = instantHandOver ? -window : window;
     }
 
     /**
@@ -248,9 +252,9 @@ public final class EngineAgreement {
         return rows.renew(raw, prefix, memberName, memberOwner, ttlNanos);
     }
 
-    /** The largest leader window of the fleet's live NAMED members, in nanoseconds (0 if none recorded one). */
-    long largestLeaderWindowNanos(Connection raw) throws SQLException {
-        return TimeUnit.MICROSECONDS.toNanos(rows.largestLeaderWindowMicros(raw));
+    /** The leader windows of the fleet's live NAMED members. */
+    FleetRows.LeaderWindows leaderWindows(Connection raw) throws SQLException {
+        return rows.leaderWindows(raw);
     }
 
     /** Ends this instance's membership (at shutdown): the fleet may change engine once every member has left. */

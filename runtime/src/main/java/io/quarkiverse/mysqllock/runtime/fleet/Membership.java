@@ -19,6 +19,7 @@ import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.FleetRows;
 
 /**
  * This instance's membership of its fleet ({@link EngineAgreement}): a lease on its membership row, renewed by its
@@ -64,8 +65,8 @@ public final class Membership {
      */
     private final AtomicLong readOnlySeen = new AtomicLong();
     private volatile long confirmedAfterReadOnly;
-    /** The largest leader window of the fleet's live members, as last read ({@link #largestLeaderWindowNanos}). */
-    private volatile long largestLeaderWindowNanos;
+    /** The leader windows of the fleet's live members, as last read ({@link #leaderWindows}). */
+    private volatile FleetRows.LeaderWindows leaderWindows = new FleetRows.LeaderWindows(0, false);
     /** The last confirmation failed because the server is read-only. */
     private volatile boolean readOnly;
     private volatile Listener listener = new Listener() {
@@ -380,18 +381,16 @@ public final class Membership {
     }
 
     /**
-     * The largest leader window of the fleet's live NAMED members (nanoseconds), read now; the last one read if the
-     * database does not answer (at least {@code own}). A new strict term waits that long after its grant.
+     * The leader windows of the fleet's live NAMED members, read now; the last ones read if the database does not answer
+     * (none read yet: no window, and not every member instant).
      */
-    public long largestLeaderWindowNanos(long own) {
+    public FleetRows.LeaderWindows leaderWindows() {
         try {
-            long fleet = connections.housekeeping(connections.statementTimeoutMillis(),
-                    agreement::largestLeaderWindowNanos);
-            largestLeaderWindowNanos = fleet;
+            leaderWindows = connections.housekeeping(connections.statementTimeoutMillis(), agreement::leaderWindows);
         } catch (SQLException | RuntimeException e) {
-            LOG.debugf("Reading the fleet's leader windows failed, the last one read counts: %s", e.getMessage());
+            LOG.debugf("Reading the fleet's leader windows failed, the last ones read count: %s", e.getMessage());
         }
-        return Math.max(own, largestLeaderWindowNanos);
+        return leaderWindows;
     }
 
     /** Ends the membership at shutdown, so that the fleet may change engine once every member left. Never throws. */

@@ -18,6 +18,7 @@ import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.table.FleetRows;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /**
@@ -200,11 +201,11 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     }
 
     /**
-     * How long a new strict leadership term waits after its grant: the largest leader window of the fleet's live
-     * members, at least {@code own} (instances running with different keepalive intervals, during a rolling change).
+     * The leader windows of the fleet's live members, read now: how long a new strict term waits after its grant (they
+     * may run with other keepalive intervals, during a rolling change), and whether every one hands over instantly.
      */
-    public long leaderGraceNanos(long own) {
-        return membership.largestLeaderWindowNanos(own);
+    public FleetRows.LeaderWindows leaderWindows() {
+        return membership.leaderWindows();
     }
 
     /** The number of connections this engine keeps out of the pool now. */

@@ -19,9 +19,10 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
  * statements run in the caller's transaction; which rows they lock, and how, is the agreement's rule.
  * <p>
  * A membership row's {@code fence} column holds its instance's leader window in microseconds (two NAMED keepalive
- * intervals: how long after its session ended a NAMED leader of it may still say it leads); 0 in rows of versions that
- * did not record it. A new strict term waits for the largest window of the live members, so that a fleet whose
- * instances run with different keepalive intervals (a rolling change of them) never has two leaders at once.
+ * intervals: how long after its session ended a NAMED leader of it may still say it leads), negative where the instance
+ * is configured for instant hand-over; 0 in rows of versions that did not record it. A new strict term waits for the
+ * largest window of the live members, and a fleet hands leadership over instantly only while every live member is
+ * configured so: a fleet whose instances run with different settings (a rolling change of them) never has two leaders.
  */
 public final class FleetRows {
 
@@ -173,7 +174,7 @@ public final class FleetRows {
     /**
      * Takes over an expired membership row if there is one (so rows do not pile up), else adds one.
      *
-     * @param leaderWindowMicros the instance's leader window, kept in the row's {@code fence}
+     * @param leaderWindowMicros the instance's leader window, kept in the row's {@code fence} (negative: instant hand-over)
      */
     public String register(Connection raw, List<Member> members, String owner, long ttlNanos, long leaderWindowMicros)
             throws SQLException {
@@ -206,16 +207,23 @@ public final class FleetRows {
     }
 
     /**
-     * The largest leader window (microseconds) of the live NAMED members: how long a new strict term must wait after its
-     * grant for any former leader of the fleet to have stopped saying it leads. 0 if none recorded one.
+     * The leader windows of the live NAMED members.
+     *
+     * @param largestMicros the largest window: how long a new strict term must wait after its grant for any former leader
+     *        of the fleet to have stopped saying it leads (0 if none recorded one)
+     * @param allInstant whether every live member is configured for instant hand-over
      */
-    public long largestLeaderWindowMicros(Connection raw) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement("SELECT COALESCE(MAX(fence), 0) FROM " + table
+    public record LeaderWindows(long largestMicros, boolean allInstant) {
+    }
+
+    public LeaderWindows leaderWindows(Connection raw) throws SQLException {
+        try (PreparedStatement statement = raw.prepareStatement("SELECT COALESCE(MAX(ABS(fence)), 0),"
+                + " COALESCE(MAX(fence), 0) FROM " + table
                 + " WHERE name LIKE ? ESCAPE '!' AND owner LIKE 'NAMED %' AND expires_at > UTC_TIMESTAMP(6)")) {
             statement.setString(1, memberPattern);
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
-                return rs.getLong(1);
+                return new LeaderWindows(rs.getLong(1), rs.getLong(2) < 0);
             }
         }
     }
