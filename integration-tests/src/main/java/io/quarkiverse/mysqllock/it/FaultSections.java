@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.it;
 import jakarta.inject.Singleton;
 
 import io.quarkiverse.mysqllock.Locked;
+import io.smallrye.mutiny.Uni;
 
 /**
  * The fault suite's {@code @Locked} sections: the lock is taken by the interceptor, kept at least 30 ms after the
@@ -20,5 +21,14 @@ public class FaultSections {
     @Locked(value = "{name}", waitFor = "1s", atLeastFor = "30ms")
     public void locked(String name, Section section) {
         section.run();
+    }
+
+    /** Fails with an {@code Error}: thrown by the method itself, or as its Uni's failure. Its lock must come back. */
+    @Locked(value = "{name}", waitFor = "1s")
+    public Uni<Void> failing(String name, boolean thrown) {
+        if (thrown) {
+            throw new AssertionError("an asynchronous @Locked method failing with an Error");
+        }
+        return Uni.createFrom().failure(new AssertionError("the Uni of an asynchronous @Locked method failing with an Error"));
     }
 }

@@ -20,6 +20,7 @@ import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -41,9 +42,12 @@ import io.vertx.core.Vertx;
  * names, doing a fenced write to the {@code resource} table inside the lock, and releasing it. Each section takes its
  * lock along one of the routes applications use: {@code acquire} with an {@code onLost} listener, {@code withLock},
  * a {@code @Locked} method with {@code atLeastFor}, {@code acquireAsync} subscribed on an event loop with a time-out
- * that often cancels it, and {@code runOnce} (on names of its own, {@code once-<n>}, a new one every two seconds).
- * Only the first route registers a listener: the others learn of a loss from the exception their API throws, so a loss
- * they hide is a silent loss to the checker.
+ * that often cancels it, {@code runOnce} (on names of its own, {@code once-<n>}, a new one every two seconds),
+ * {@code acquireAll} of two hot names (a section per name), a read-write lock's writer (sections on {@code rw:<name>},
+ * fenced by the writer's token) beside its readers (not journaled: they share), and an asynchronous {@code @Locked}
+ * method that fails with an {@code Error} (not journaled: its lock must come back, or the hot name stays held).
+ * The routes with a handle register a listener: the others learn of a loss from the exception their API throws, so a
+ * loss they hide is a silent loss to the checker.
  * <p>
  * Every critical section is journaled ({@link FaultJournal}). With {@code fault-worker.workload=leader} the instance
  * runs the {@link LeaderWorker} instead: its sections are leadership terms.
@@ -79,6 +83,8 @@ public class FaultWorker {
     LeaderWorker leaders;
     @Inject
     FencedResource resource;
+    @Inject
+    io.agroal.api.AgroalDataSource dataSource;
     /**
      * {@code locks}: threads taking the hot names' locks; {@code leader}: elections of the hot names' roles;
      * {@code semaphore}: threads taking permits of one semaphore whose permits' locks are the hot names
@@ -97,6 +103,14 @@ public class FaultWorker {
         LOCKED,
         ASYNC,
         RUN_ONCE,
+        /** {@code acquireAll} of two distinct hot names: a section per name, ended together. */
+        ACQUIRE_ALL,
+        /** The write lock of a read-write lock named after a hot name: sections on {@code rw:<name>}. */
+        WRITER,
+        /** Its read lock, held a moment: contention for the writers, not journaled. */
+        READER,
+        /** An asynchronous {@code @Locked} method that fails with an {@code Error}: not journaled. */
+        ASYNC_ERROR,
         /** A permit of the semaphore workload's semaphore, as {@code ACQUIRE} takes a lock (its only route). */
         PERMIT
     }
@@ -210,16 +224,24 @@ public class FaultWorker {
             // half the sections acquire plainly; the others spread over the other routes
             ThreadLocalRandom random = ThreadLocalRandom.current();
             Route route = plainOnly || random.nextBoolean() ? Route.ACQUIRE : routes[1 + random.nextInt(routes.length - 2)];
+            if (route == Route.ACQUIRE_ALL && names.size() < 2) {
+                route = Route.ACQUIRE;
+            }
             String name = route == Route.RUN_ONCE ? "once-" + System.currentTimeMillis() / 2000
                     : names.get(random.nextInt(names.size()));
             try {
                 switch (semaphore != null ? Route.PERMIT : route) {
-                    case PERMIT -> acquire(section, () -> semaphore.acquire(wait));
+                    case PERMIT -> acquire(section, () -> semaphore.acquire(wait), null);
                     case ACQUIRE -> acquire(section, name);
                     case WITH_LOCK -> underApi(section, name, body -> locks.withLock(name, wait, body));
                     case LOCKED -> underApi(section, name, body -> sections.locked(name, body::run));
                     case ASYNC -> async(section, name);
                     case RUN_ONCE -> underApi(section, name, body -> locks.runOnce(name, body));
+                    case ACQUIRE_ALL -> acquireAll(section, name, names.get((names.indexOf(name) + 1
+                            + random.nextInt(names.size() - 1)) % names.size()));
+                    case WRITER -> acquire(section, () -> locks.readWriteLock(name).acquireWrite(wait), RW_PREFIX + name);
+                    case READER -> read(name);
+                    case ASYNC_ERROR -> asyncError(name);
                 }
             } catch (LockLostException e) {
                 journal("L", section, FaultJournal.now(), e.reason());
@@ -234,20 +256,68 @@ public class FaultWorker {
         }
     }
 
+    /** The sections of a read-write lock's writers are on this prefix and the hot name. */
+    static final String RW_PREFIX = "rw:";
+
     /** {@code acquire}, an {@code onLost} listener, release. */
     private void acquire(String section, String name) {
-        acquire(section, () -> locks.acquire(name, wait));
+        acquire(section, () -> locks.acquire(name, wait), null);
     }
 
-    /** A lock or a permit (its own lock: the section's name is the handle's), an {@code onLost} listener, release. */
-    private void acquire(String section, Supplier<LockHandle> taking) {
+    /**
+     * A lock or a permit, an {@code onLost} listener, release; the section is on {@code sectionName}, or on the handle's
+     * name (a permit's lock) if null.
+     */
+    private void acquire(String section, Supplier<LockHandle> taking, String sectionName) {
         long requestedAt = FaultJournal.now();
         try (LockHandle handle = taking.get()) {
             long acquiredAt = FaultJournal.now();
             handle.onLost(lost -> journal("L", section, FaultJournal.now(), lost.reason()));
-            criticalSection(handle, section, handle.name(), requestedAt, acquiredAt);
+            criticalSection(handle, section, sectionName == null ? handle.name() : sectionName, requestedAt, acquiredAt);
             handle.close();
             journal("R", section, FaultJournal.now());
+        }
+    }
+
+    /** Two hot names at once: a section per name ({@code <section>a}, {@code <section>b}), held and ended together. */
+    private void acquireAll(String section, String first, String second) {
+        long requestedAt = FaultJournal.now();
+        try (LockHandle all = locks.acquireAll(List.of(first, second), wait)) {
+            long acquiredAt = FaultJournal.now();
+            List<LockHandle> parts = all.parts();
+            List<String> ids = List.of(section + "a", section + "b");
+            for (int i = 0; i < parts.size(); i++) {
+                String id = ids.get(i);
+                parts.get(i).onLost(lost -> journal("L", id, FaultJournal.now(), lost.reason()));
+            }
+            criticalSections(parts, ids, parts.stream().map(LockHandle::name).toList(), requestedAt, acquiredAt);
+            all.close();
+            long releasedAt = FaultJournal.now();
+            ids.forEach(id -> journal("R", id, releasedAt));
+        }
+    }
+
+    /** The read side of the writers' lock, held a moment: not journaled (readers share), contention for writers. */
+    private void read(String name) {
+        try (LockHandle read = locks.readWriteLock(name).acquireRead(wait)) {
+            long hold = ThreadLocalRandom.current().nextLong(maxHold.toMillis() + 1);
+            if (hold > 0) {
+                Thread.sleep(hold);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
+     * An asynchronous {@code @Locked} method that fails with an {@code Error}, thrown or as its Uni's failure: its lock
+     * must be released (else the hot name stays held: no recovery, and the end state shows it).
+     */
+    private void asyncError(String name) {
+        try {
+            sections.failing(name, ThreadLocalRandom.current().nextBoolean()).await().atMost(Duration.ofSeconds(30));
+        } catch (AssertionError | java.util.concurrent.CompletionException expected) {
+            // the method's own failure
         }
     }
 
@@ -316,15 +386,25 @@ public class FaultWorker {
     }
 
     private void criticalSection(LockHandle handle, String section, String name, long requestedAt, long acquiredAt) {
-        long fence;
-        try {
-            fence = handle.fencingToken();
-        } catch (LockLostException e) {
-            journal("S", section, name, 0, acquiredAt, requestedAt);
-            journal("E", section, "lost-before-write", FaultJournal.now(), FaultJournal.now());
-            return;
+        criticalSections(List.of(handle), List.of(section), List.of(name), requestedAt, acquiredAt);
+    }
+
+    /**
+     * The sections of locks held together: each fenced by its own token, one pause, then each checked and written in
+     * turn (a lock lost before its token was issued ends its section without a write).
+     */
+    private void criticalSections(List<LockHandle> handles, List<String> sections, List<String> names, long requestedAt,
+            long acquiredAt) {
+        long[] fences = new long[handles.size()];
+        for (int i = 0; i < handles.size(); i++) {
+            try {
+                fences[i] = handles.get(i).fencingToken();
+                journal("S", sections.get(i), names.get(i), fences[i], acquiredAt, requestedAt);
+            } catch (LockLostException e) {
+                journal("S", sections.get(i), names.get(i), 0, acquiredAt, requestedAt);
+                journal("E", sections.get(i), "lost-before-write", FaultJournal.now(), FaultJournal.now());
+            }
         }
-        journal("S", section, name, fence, acquiredAt, requestedAt);
         long hold = ThreadLocalRandom.current().nextLong(maxHold.toMillis() + 1);
         if (hold > 0) {
             try {
@@ -333,12 +413,67 @@ public class FaultWorker {
                 Thread.currentThread().interrupt();
             }
         }
-        // taken before the check: if the check says valid, the holder believed it held the lock at least until then
-        long checkedAt = FaultJournal.now();
-        boolean valid = handle.isValid();
-        String outcome = valid ? resource.write(section, name, fence) : "skipped";
-        long writeDone = FaultJournal.now();
-        journal("E", section, outcome, writeDone, FaultJournal.now(), valid ? checkedAt : 0);
+        for (int i = 0; i < handles.size(); i++) {
+            if (fences[i] == 0) {
+                continue;
+            }
+            // taken before the check: if the check says valid, the holder believed it held the lock at least until then
+            long checkedAt = FaultJournal.now();
+            boolean valid = handles.get(i).isValid();
+            String outcome = valid ? resource.write(sections.get(i), names.get(i), fences[i]) : "skipped";
+            long writeDone = FaultJournal.now();
+            journal("E", sections.get(i), outcome, writeDone, FaultJournal.now(), valid ? checkedAt : 0);
+        }
+    }
+
+    /**
+     * The application saturates its own pool: every connection it can get, held until {@code millis} from now (those
+     * that come back meanwhile too). The locks this instance holds must survive it.
+     */
+    @POST
+    @Path("/saturate")
+    @Produces(MediaType.APPLICATION_JSON)
+    public Map<String, Object> saturate(@QueryParam("millis") long millis) throws InterruptedException {
+        int size = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        List<java.sql.Connection> held = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Thread> borrowers = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            Thread borrower = new Thread(() -> {
+                while (System.nanoTime() - until < 0) {
+                    try {
+                        java.sql.Connection connection = dataSource.getConnection();
+                        if (System.nanoTime() - until >= 0) {
+                            connection.close();
+                            return;
+                        }
+                        held.add(connection);
+                        return;
+                    } catch (java.sql.SQLException e) {
+                        // none to be had within the pool's acquisition-timeout: ask again while the saturation lasts
+                    }
+                }
+            }, "fault-worker-saturation-" + i);
+            borrower.setDaemon(true);
+            borrowers.add(borrower);
+            borrower.start();
+        }
+        long left;
+        while ((left = until - System.nanoTime()) > 0) {
+            TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(50)));
+        }
+        int most = held.size();
+        synchronized (held) {
+            for (java.sql.Connection connection : held) {
+                try {
+                    connection.close();
+                } catch (java.sql.SQLException e) {
+                    // given back anyway
+                }
+            }
+            held.clear();
+        }
+        return Map.of("held", most, "pool", size);
     }
 
     private void pauseAfterError() {

@@ -297,6 +297,9 @@ final class FaultChecker {
                 // a lease survives a failover if what it needs replicated: the overlaps are the evidence; a black-holed
                 // connection is abandoned, but its named locks stay held on the server until the link answers again
                 case SIGKILL, FAILOVER, BLACK_HOLE -> false;
+                // what no lock may lose: the holder's application using up its pool; a restart with other settings
+                // (its locks end with its graceful stop, released, not taken)
+                case POOL_SATURATION, ROLLING_RESTART -> false;
                 // a holder on a node killed or cut off cannot renew: its lease ends, and it must be told
                 case NODE_KILL, NODE_PARTITION -> through && own && longerThanTtl;
             };

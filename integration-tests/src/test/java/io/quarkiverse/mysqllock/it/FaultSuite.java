@@ -57,6 +57,10 @@ public final class FaultSuite {
         ROW_LOCK("lock-table row held by a transaction"),
         READ_ONLY("database read-only"),
         FAILOVER("failover to the replica"),
+        /** The application holds every connection its pool has, for one to three keepalive intervals. */
+        POOL_SATURATION("the application saturating its pool"),
+        /** One worker stopped and started again with other timing settings, as a rolling change of them does. */
+        ROLLING_RESTART("a rolling restart with other settings"),
         NODE_KILL("SIGKILL of a Galera node, and its restart"),
         NODE_PARTITION("a Galera node partitioned from the others");
 
@@ -160,8 +164,10 @@ public final class FaultSuite {
 
         List<Kind> kinds() {
             if (leader() || semaphore()) {
-                // what ends a leader's term against its will: its death, its pause, its session, its network, the database
-                return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.NETWORK_STALL, Kind.DB_RESTART);
+                // what ends a leader's term against its will: its death, its pause, its session, its network, the
+                // database; and what must not: its application using up its pool, a fleet mid-way through a change
+                return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.NETWORK_STALL, Kind.DB_RESTART,
+                        Kind.POOL_SATURATION, Kind.ROLLING_RESTART);
             }
             if (this == GALERA) {
                 return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
@@ -236,6 +242,15 @@ public final class FaultSuite {
         }
     }
 
+    /**
+     * The settings a rolling restart gives its worker, one of each drawn at random; the worker keeps them until its next
+     * rolling restart: the fleet runs with instances of different keepalive intervals, ttls, and leader hand-over.
+     */
+    static final List<Duration> ROLLING_KEEPALIVES = List.of(Duration.ofMillis(300), Duration.ofMillis(500),
+            Duration.ofMillis(800));
+    static final List<Duration> ROLLING_TTLS = List.of(Duration.ofMillis(1500), Duration.ofSeconds(2),
+            Duration.ofSeconds(3));
+
     /** The workers' user on a single server: not SUPER, so that read_only binds it. */
     static final String WORKER_USER = "worker";
     /** statement-timeout of the workers: shorter than a fault, so that a black-holed connection is abandoned. */
@@ -276,6 +291,8 @@ public final class FaultSuite {
 
         /** On a Galera cluster, the node the worker uses (each worker its own, in turn); null otherwise. */
         final GaleraCluster.Node node;
+        /** The settings of its last rolling restart, over the run's; empty until then. */
+        Map<String, String> rolled = Map.of();
 
         Slot(int index) {
             this.index = index;
@@ -311,12 +328,37 @@ public final class FaultSuite {
             properties.put("fault-worker.workload", scenario.workload());
             properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
+            properties.putAll(rolled);
             process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
                     line -> line.contains("ERROR") || line.contains("ready"));
         }
 
         void awaitReady() {
             process.awaitLine(line -> line.contains("Fault worker " + worker + " ready"), Duration.ofSeconds(90));
+        }
+
+        /**
+         * Stops the worker as a deployment does (its loops end, then SIGTERM: it releases what it holds and leaves its
+         * fleet) and starts it again with other settings; a worker that does not stop in time is killed, as a
+         * deployment would, and counts as dead.
+         */
+        String restartWith(Map<String, String> settings) {
+            String former = worker;
+            try {
+                stop(this);
+                process.close();
+            } catch (IOException | RuntimeException e) {
+                process.kill();
+                deaths.put(former, FaultJournal.now());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                process.kill();
+                deaths.put(former, FaultJournal.now());
+            }
+            rolled = settings;
+            start();
+            awaitReady();
+            return former + " restarted as " + worker + " with " + settings;
         }
     }
 
@@ -402,7 +444,7 @@ public final class FaultSuite {
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
             FaultChecker checker = new FaultChecker(engine, scenario.leader(), history, faults, names,
-                    recoveryBound().toNanos() / 1000, ttl().toNanos() / 1000).check();
+                    recoveryBound().toNanos() / 1000, longestTtl().toNanos() / 1000).check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
             figures.put("workers x threads", options.workers() + " x "
@@ -484,7 +526,8 @@ public final class FaultSuite {
 
     private Fault inject(Kind kind) throws Exception {
         Slot slot = scenario.leader() ? aLeader() : slots.get(random.nextInt(slots.size()));
-        long length = (ttl().compareTo(options.keepalive()) > 0 ? ttl() : options.keepalive()).plusSeconds(1).toMillis();
+        long length = (longestTtl().compareTo(slowestKeepalive()) > 0 ? longestTtl() : slowestKeepalive()).plusSeconds(1)
+                .toMillis();
         long start = FaultJournal.now();
         switch (kind) {
             case KILL_SESSION -> {
@@ -513,7 +556,26 @@ public final class FaultSuite {
                 return blackHole(start, length);
             }
             case ROW_LOCK -> {
-                return rowLock(start, ttl().plusSeconds(1).toMillis());
+                return rowLock(start, longestTtl().plusSeconds(1).toMillis());
+            }
+            case POOL_SATURATION -> {
+                // one to three keepalive intervals
+                long millis = options.keepalive().toMillis() * (1 + random.nextInt(3));
+                String held = saturate(slot, millis);
+                return new Fault(kind, slot.worker, null, start, FaultJournal.now(), slot.worker + " held " + held
+                        + " connections of its pool for " + millis + " ms");
+            }
+            case ROLLING_RESTART -> {
+                Map<String, String> settings = new LinkedHashMap<>();
+                settings.put("quarkus.mysql-lock.named.keepalive-interval",
+                        ROLLING_KEEPALIVES.get(random.nextInt(ROLLING_KEEPALIVES.size())).toMillis() + "ms");
+                if (cluster == null) {
+                    settings.put("quarkus.mysql-lock.lease.ttl",
+                            ROLLING_TTLS.get(random.nextInt(ROLLING_TTLS.size())).toMillis() + "ms");
+                }
+                settings.put("quarkus.mysql-lock.named.instant-leader-hand-over", String.valueOf(random.nextBoolean()));
+                String detail = slot.restartWith(settings);
+                return new Fault(kind, slot.worker, null, start, FaultJournal.now(), detail);
             }
             case READ_ONLY -> {
                 db.execute("SET GLOBAL read_only = 1");
@@ -591,14 +653,51 @@ public final class FaultSuite {
      * evict an unreachable node, during which no node commits anything (what the cluster does, not the lock).
      */
     private Duration recoveryBound() {
+        Duration bound = (engine == LockMode.NAMED ? slowestKeepalive() : longestTtl()).plusSeconds(2);
         if (scenario == Scenario.LEADER_NAMED) {
-            // strict leadership: a term begins two keepalive intervals (and 100 ms) after its grant
-            return options.recoveryBound(engine).plus(options.keepalive().multipliedBy(2)).plusMillis(100);
+            // strict leadership: a term begins the fleet's largest window, two keepalive intervals (and 100 ms), after
+            // its grant
+            return bound.plus(slowestKeepalive().multipliedBy(2)).plusMillis(100);
         }
         if (cluster == null) {
-            return options.recoveryBound(engine);
+            return bound;
         }
-        return ttl().plusSeconds(2).plus(GaleraCluster.EVICTION);
+        return longestTtl().plusSeconds(2).plus(GaleraCluster.EVICTION);
+    }
+
+    /** The longest ttl a worker may run with: a rolling restart's, or the run's. */
+    private Duration longestTtl() {
+        Duration longest = ttl();
+        if (kinds().contains(Kind.ROLLING_RESTART) && cluster == null) {
+            for (Duration rolled : ROLLING_TTLS) {
+                longest = rolled.compareTo(longest) > 0 ? rolled : longest;
+            }
+        }
+        return longest;
+    }
+
+    /** The longest keepalive interval a worker may run with: a rolling restart's, or the run's. */
+    private Duration slowestKeepalive() {
+        Duration slowest = options.keepalive();
+        if (kinds().contains(Kind.ROLLING_RESTART)) {
+            for (Duration rolled : ROLLING_KEEPALIVES) {
+                slowest = rolled.compareTo(slowest) > 0 ? rolled : slowest;
+            }
+        }
+        return slowest;
+    }
+
+    /** The application of a worker holds every connection of its pool for a while; how many it got. */
+    private String saturate(Slot slot, long millis) throws IOException, InterruptedException {
+        int port = Workers.httpPort(slot.process);
+        HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/fault-worker/saturate?millis=" + millis)).POST(HttpRequest.BodyPublishers.noBody())
+                .timeout(Duration.ofMillis(millis + 30_000)).build(), HttpResponse.BodyHandlers.ofString());
+        if (response.statusCode() != 200) {
+            throw new IllegalStateException(slot.worker + " answered " + response.statusCode() + ": " + response.body());
+        }
+        Map<?, ?> answer = new ObjectMapper().readValue(response.body(), Map.class);
+        return answer.get("held") + " of " + answer.get("pool");
     }
 
     /**
@@ -894,7 +993,7 @@ public final class FaultSuite {
                     lastDeath = Math.max(lastDeath, faults.get(faults.size() - 1).healedAt()
                             + scenario.maxClockSkew().toNanos() / 1000);
                 }
-                long wait = lastDeath + ttl().toNanos() / 1000 + 200_000 - FaultJournal.now();
+                long wait = lastDeath + longestTtl().toNanos() / 1000 + 200_000 - FaultJournal.now();
                 if (wait > 0) {
                     TimeUnit.MICROSECONDS.sleep(wait);
                 }

@@ -14,27 +14,29 @@ import io.quarkiverse.mysqllock.it.FaultSuite.Result;
 import io.quarkiverse.mysqllock.it.FaultSuite.Scenario;
 
 /**
- * A short run of the fault suite on both engines (about 80 s each with start-up; the rotation of fault kinds injects
- * each before any comes again): every kind of fault is injected at
- * least once per engine, and any violation fails the build. {@code -Dfaults.ci.seconds} makes it longer.
+ * A short run of the fault suite on both engines (about 100 s each with start-up; the rotation of fault kinds injects
+ * each before any comes again): every kind of fault is injected at least once per engine, the application saturating
+ * its pool and a rolling restart with other settings among them, and any violation fails the build.
+ * {@code -Dfaults.ci.seconds} makes it longer.
  */
 class FaultSuiteIT {
 
     @Test
     void bothEnginesSurviveEveryKindOfFault() throws Exception {
-        survive(List.of(Scenario.NAMED, Scenario.LEASE), Long.getLong("faults.ci.seconds", 50), 8, 100);
+        survive(List.of(Scenario.NAMED, Scenario.LEASE), Long.getLong("faults.ci.seconds", 80), 8, 100);
     }
 
     /**
      * Leader election on both engines, three workers joining the elections of three roles: the leader SIGKILLed,
-     * SIGSTOPped, its session killed, its network stalled, the database restarted. Never two leaders of overlapping terms
+     * SIGSTOPped, its session killed, its network stalled, the database restarted, its application's pool saturated, a
+     * worker restarted with another keepalive interval, ttl or hand-over. Never two leaders of overlapping terms
      * by their own check on LEASE, no fenced work of a replaced leader accepted after its successor's, every lost term
      * told, and a new leader within the bound after each fault.
      */
     @Test
     void leaderElectionSurvivesTheFaultsThatEndATerm() throws Exception {
         // a strict NAMED term begins two keepalive intervals after its grant: about one term per role every 2 s
-        survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 25), 1,
+        survive(List.of(Scenario.LEADER_NAMED, Scenario.LEADER_LEASE), Long.getLong("faults.ci.leader.seconds", 45), 1,
                 5);
     }
 
@@ -46,7 +48,7 @@ class FaultSuiteIT {
     @Test
     void semaphoresSurviveTheFaultsThatTakeAPermit() throws Exception {
         survive(List.of(Scenario.SEMAPHORE_NAMED, Scenario.SEMAPHORE_LEASE),
-                Long.getLong("faults.ci.semaphore.seconds", 20), 8, 100);
+                Long.getLong("faults.ci.semaphore.seconds", 45), 8, 100);
     }
 
     /**
