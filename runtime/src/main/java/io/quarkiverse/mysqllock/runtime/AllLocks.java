@@ -48,7 +48,13 @@ final class AllLocks extends CompositeHandle {
         long deadline = start + waitNanos;
         while (true) {
             List<ControlledHandle> taken = takeInOrder(engine, ordered, deadline);
-            ControlledHandle lost = firstLost(taken);
+            ControlledHandle lost;
+            try {
+                lost = firstLost(taken);
+            } catch (RuntimeException | Error e) {
+                releaseAll(taken); // nothing left held by nobody
+                throw e;
+            }
             if (lost == null) {
                 return new AllLocks(List.copyOf(taken));
             }

@@ -109,7 +109,7 @@ public final class MySqlLockManagerFactory {
         if (config.mode() == Mode.IN_MEMORY) {
             return inMemory(dataSourceName, config, metrics, spans, names);
         }
-        requireLargeEnoughPool(dataSource, dataSourceName);
+        requireLargeEnoughPool(dataSource, dataSourceName, config.mode());
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
                 .connectionFactoryConfiguration();
         Optional<String> urlProblem = JdbcUrlPolicy.namedLockProblem(factory.jdbcUrl(), factory.jdbcProperties(),
@@ -172,21 +172,28 @@ public final class MySqlLockManagerFactory {
             + " it is for tests and dev mode only, never a production build. Set it for those profiles only"
             + " (%test.quarkus.mysql-lock.mode=in-memory), and use auto, named or lease otherwise.";
 
-    /** The fewest connections the locks need of a pool: the one kept for housekeeping, and one for a lock. */
-    static final int MIN_POOL_SIZE = 2;
+    /**
+     * The fewest connections the locks need of a pool: NAMED keeps one for housekeeping and needs one for a lock; LEASE
+     * (and AUTO, which may choose it) also keeps one for its batched takes and releases while it takes and gives back.
+     */
+    static final int MIN_POOL_SIZE_NAMED = 2;
+    static final int MIN_POOL_SIZE = 3;
 
     /**
      * Refuses a pool too small to hold a lock at all: the engines keep one connection for their housekeeping (the
      * fleet's membership, lease renewals), so that an application using every other connection costs no held lock.
      */
-    private static void requireLargeEnoughPool(AgroalDataSource dataSource, String dataSourceName) {
+    private static void requireLargeEnoughPool(AgroalDataSource dataSource, String dataSourceName, Mode mode) {
         int maxSize = dataSource.getConfiguration().connectionPoolConfiguration().maxSize();
-        if (maxSize < MIN_POOL_SIZE) {
+        int least = mode == Mode.NAMED ? MIN_POOL_SIZE_NAMED : MIN_POOL_SIZE;
+        if (maxSize < least) {
             throw new ConfigurationException(DataSourceNames.property(dataSourceName, "jdbc.max-size") + "=" + maxSize
                     + " is too small for quarkus-mysql-lock: it keeps one connection of the pool for its housekeeping (the"
-                    + " fleet's membership, lease renewals) and needs at least one more for the locks. Set it to at least "
-                    + MIN_POOL_SIZE + ", plus the connections the application itself uses at once (the guide's Failure"
-                    + " semantics page says how to size the pool)");
+                    + " fleet's membership, lease renewals)" + (mode == Mode.NAMED ? ""
+                            : ", and the LEASE engine one for its batched takes and releases")
+                    + ", and needs at least one more for the locks. Set it to at least " + least
+                    + ", plus the connections the application itself uses at once (the guide's Failure semantics page"
+                    + " says how to size the pool)");
         }
     }
 

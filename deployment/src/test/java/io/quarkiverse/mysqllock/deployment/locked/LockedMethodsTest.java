@@ -143,7 +143,8 @@ class LockedMethodsTest {
     }
 
     /**
-     * A cancellation that comes while the method itself runs (it builds its Uni): the lock is released. Before, Mutiny's
+     * A cancellation that comes while the method itself runs (it builds its Uni): the lock is released once the method
+     * returned, not under it. Before, Mutiny's
      * operators had already passed the handle on and no longer heard of the cancellation, and the method's Uni was
      * subscribed after it, never cancelled: the lock stayed held for good (found as a flaky failure of the test above).
      */
@@ -155,6 +156,7 @@ class LockedMethodsTest {
         });
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
         subscription.cancel();
+        assertThat(ServerState.holder("async:u3")).as("held while the method still runs").isPresent();
         proceed.countDown();
         LockApp.await("the lock to be released", Duration.ofSeconds(10), () -> ServerState.holder("async:u3").isEmpty());
     }

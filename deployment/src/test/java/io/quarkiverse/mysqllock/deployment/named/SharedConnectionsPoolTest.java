@@ -34,6 +34,7 @@ class SharedConnectionsPoolTest {
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()
             .overrideConfigKey("quarkus.datasource.jdbc.max-size", "2")
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.mode", "named")
             .overrideRuntimeConfigKey("quarkus.mysql-lock.connection-wait", "5s");
 
     @Inject

@@ -260,7 +260,13 @@ public final class Election implements LeaderElection {
             handle.release();
             throw e;
         }
-        TermConfirmation.Window windows = confirmation.window().get();
+        TermConfirmation.Window windows;
+        try {
+            windows = confirmation.window().get();
+        } catch (RuntimeException e) {
+            handle.release(); // no term on a guess of the fleet's windows: the campaign tries again
+            throw e;
+        }
         long window = windows.confirmNanos();
         if (window > 0 && !graceOver(handle, window, Math.max(window, windows.graceNanos()))) {
             handle.release(); // lost or left during the grace: no term

@@ -81,14 +81,29 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
                 return kept;
             }
             Optional<LockHandle> write = waitForReaders(kept.get(), deadline);
-            // the gate, taken before the wait for the readers, still held after it (asked of the server if need be)
-            if (write.isEmpty() || stillHeld.test(kept.get(), System.nanoTime())) {
+            if (write.isEmpty() || gateStillHeld(write.get(), kept.get())) {
                 return write;
             }
             write.get().release();
             if (deadline - System.nanoTime() <= 0) {
-                return Optional.empty();
+                throw new LockNotAcquiredException(name, wait, LockNotAcquiredException.Reason.DATABASE_ERROR, null,
+                        "The write lock of " + name + " was not acquired: its gate was lost while the readers were"
+                                + " waited for, and the wait is over",
+                        null);
             }
+        }
+    }
+
+    /**
+     * Whether the gate, taken before the wait for the readers, was still held after it (asked of the server if need be);
+     * if asking fails, the whole write hold is given back and the failure thrown.
+     */
+    private boolean gateStillHeld(LockHandle write, LockHandle gate) {
+        try {
+            return stillHeld.test(gate, System.nanoTime());
+        } catch (RuntimeException | Error e) {
+            write.release();
+            throw e;
         }
     }
 

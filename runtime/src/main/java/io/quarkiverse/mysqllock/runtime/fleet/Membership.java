@@ -65,8 +65,6 @@ public final class Membership {
      */
     private final AtomicLong readOnlySeen = new AtomicLong();
     private volatile long confirmedAfterReadOnly;
-    /** The leader windows of the fleet's live members, as last read ({@link #leaderWindows}). */
-    private volatile FleetRows.LeaderWindows leaderWindows = new FleetRows.LeaderWindows(0, false);
     /** The last confirmation failed because the server is read-only. */
     private volatile boolean readOnly;
     private volatile Listener listener = new Listener() {
@@ -381,16 +379,17 @@ public final class Membership {
     }
 
     /**
-     * The leader windows of the fleet's live NAMED members, read now; the last ones read if the database does not answer
-     * (none read yet: no window, and not every member instant).
+     * The leader windows of the fleet's live NAMED members, read now.
+     *
+     * @throws IllegalStateException if the database does not answer: a term must not begin on a guess, which could be
+     *         shorter than a former leader's window
      */
     public FleetRows.LeaderWindows leaderWindows() {
         try {
-            leaderWindows = connections.housekeeping(connections.statementTimeoutMillis(), agreement::leaderWindows);
-        } catch (SQLException | RuntimeException e) {
-            LOG.debugf("Reading the fleet's leader windows failed, the last ones read count: %s", e.getMessage());
+            return connections.housekeeping(connections.statementTimeoutMillis(), agreement::leaderWindows);
+        } catch (SQLException e) {
+            throw new IllegalStateException("the fleet's leader windows could not be read: " + SqlErrors.describe(e), e);
         }
-        return leaderWindows;
     }
 
     /** Ends the membership at shutdown, so that the fleet may change engine once every member left. Never throws. */
@@ -416,13 +415,24 @@ public final class Membership {
         if (memberName == null) {
             return;
         }
-        try {
-            connections.housekeeping(connections.statementTimeoutMillis(), raw -> {
-                agreement.leave(raw, memberName, memberOwner);
-                return null;
-            });
-        } catch (SQLException | RuntimeException e) {
-            LOG.debugf("Leaving the fleet failed (the membership ends with its ttl): %s", e.getMessage());
+        // once more on another connection if the kept one was dead (the pool may close its connections at shutdown
+        // first): leaving twice is leaving
+        for (int attempt = 1; attempt <= 2; attempt++) {
+            try {
+                connections.housekeeping(connections.statementTimeoutMillis(), raw -> {
+                    agreement.leave(raw, memberName, memberOwner);
+                    return null;
+                });
+                return;
+            } catch (SQLException e) {
+                if (attempt == 2 || !SqlErrors.isConnectionFailure(e)) {
+                    LOG.debugf("Leaving the fleet failed (the membership ends with its ttl): %s", e.getMessage());
+                    return;
+                }
+            } catch (RuntimeException e) {
+                LOG.debugf("Leaving the fleet failed (the membership ends with its ttl): %s", e.getMessage());
+                return;
+            }
         }
     }
 }

@@ -263,22 +263,15 @@ public final class ConnectionSource implements AutoCloseable {
     }
 
     /**
-     * Runs an engine's own periodic statements (the fleet's membership, lease renewals: statements that may run twice)
-     * on the connection kept for them; on one borrowed for this run alone while another run holds it for more than a
-     * moment (a stalled statement). A kept connection found dead (a server restart, the pool closing its connections at
-     * shutdown) is replaced, and the work run again once.
+     * Runs an engine's own periodic statements (the fleet's membership, lease renewals) on the connection kept for
+     * them; on one borrowed for this run alone while another run holds it for more than a moment (a stalled statement).
+     * A kept connection found dead (a server restart, the pool closing its connections at shutdown) is destroyed, and
+     * the next run borrows another: the caller tries again if its work may run twice.
      *
      * @param boundMillis the time limit of each statement
      */
     public <T> T housekeeping(long boundMillis, Work<T> work) throws SQLException {
-        try {
-            return housekeeping.run(HOUSEKEEPING_WAIT_NANOS, boundMillis, work);
-        } catch (SQLException e) {
-            if (!SqlErrors.isConnectionFailure(e)) {
-                throw e;
-            }
-            return housekeeping.run(HOUSEKEEPING_WAIT_NANOS, boundMillis, work);
-        }
+        return housekeeping.run(HOUSEKEEPING_WAIT_NANOS, boundMillis, work);
     }
 
     /**

@@ -30,49 +30,98 @@ public final class KeptConnection {
 
     /**
      * Runs the work on the kept connection, borrowing one first if none is kept; if another run holds it for longer than
-     * {@code waitNanos}, on a connection borrowed for this run alone. Each statement answers within {@code boundMillis}
-     * or the connection is closed under it.
+     * {@code waitNanos}, on a connection borrowed for this run alone ({@code Long.MAX_VALUE}: wait as long as it takes).
+     * Each statement answers within {@code boundMillis} or the connection is closed under it. The run serves others than
+     * its thread (a batch, the membership): an interrupt of the thread is kept for it, not let fail the run.
      *
      * @throws IllegalStateException after {@link #close()}
      */
     public <T> T run(long waitNanos, long boundMillis, ConnectionSource.Work<T> work) throws SQLException {
-        boolean kept;
-        try {
-            kept = lock.tryLock(waitNanos, TimeUnit.NANOSECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SQLException("Interrupted while waiting for the lock connection kept for " + purpose, e);
+        if (closed) {
+            throw new IllegalStateException("The lock manager is shut down");
         }
-        if (!kept) {
-            return connections.withStatements(purpose, raw -> {
-                SessionSettings.bound(raw, boundMillis);
-                return work.run(raw);
-            });
-        }
+        boolean interrupted = Thread.interrupted();
         try {
-            if (closed) {
-                throw new IllegalStateException("The lock manager is shut down");
-            }
-            if (borrowed == null) {
-                borrowed = connections.borrowForStatements(purpose, 0);
+            if (!lockWithin(waitNanos)) {
+                return connections.withStatements(purpose, raw -> {
+                    SessionSettings.bound(raw, boundMillis);
+                    return work.run(raw);
+                });
             }
             try {
-                SessionSettings.bound(borrowed.raw(), boundMillis);
-                T result = work.run(borrowed.raw());
-                lastUsed = System.nanoTime();
-                return result;
-            } catch (SQLException e) {
-                // an error of the statement alone (a row lock, a deadlock) leaves the connection as good as before
-                if (SqlErrors.isConnectionFailure(e) || SqlErrors.isReadOnly(e)) {
-                    discard();
+                return runKept(boundMillis, work);
+            } finally {
+                if (closed && borrowed != null) {
+                    discard(); // shut down while this run was stalled: nothing kept after it
                 }
-                throw e;
-            } catch (RuntimeException | Error e) {
-                discard(); // in an unknown state (a transaction open?): never back to the pool
-                throw e;
+                lock.unlock();
             }
         } finally {
-            lock.unlock();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Takes the lock within the wait, whatever interrupts come meanwhile (kept for the caller). */
+    private boolean lockWithin(long waitNanos) {
+        if (waitNanos == Long.MAX_VALUE) {
+            lock.lock();
+            return true;
+        }
+        long deadline = System.nanoTime() + waitNanos;
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return lock.tryLock(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The work on the kept connection; the lock is held. */
+    private <T> T runKept(long boundMillis, ConnectionSource.Work<T> work) throws SQLException {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is shut down");
+        }
+        if (borrowed == null) {
+            borrowed = connections.borrowForStatements(purpose, 0);
+        }
+        T result;
+        try {
+            SessionSettings.bound(borrowed.raw(), boundMillis);
+            result = work.run(borrowed.raw());
+        } catch (SQLException e) {
+            // only an error of the statement alone (a row lock, a deadlock) leaves the connection as good as before;
+            // after any other, its session's state (a transaction, a session variable not set back) is in doubt
+            boolean statementOnly = SqlErrors.isLockWaitTimeout(e) || SqlErrors.isDeadlock(e);
+            if (!statementOnly || !autoCommitOn(borrowed)) {
+                discard();
+            }
+            throw e;
+        } catch (RuntimeException | Error e) {
+            discard(); // in an unknown state (a transaction open?): never back to the pool
+            throw e;
+        }
+        if (!autoCommitOn(borrowed)) {
+            discard(); // a transaction left open: never used again
+        }
+        lastUsed = System.nanoTime();
+        return result;
+    }
+
+    private static boolean autoCommitOn(ConnectionSource.Borrowed connection) {
+        try {
+            return connection.raw().getAutoCommit();
+        } catch (SQLException e) {
+            return false;
         }
     }
 

@@ -111,10 +111,12 @@ final class Combiner<T, R> {
                     throw e;
                 } finally {
                     leader.unlock();
-                    // The next batch is the first queued thread's to run.
-                    Request<T, R> next = queue.peek();
-                    if (next != null) {
-                        LockSupport.unpark(next.thread);
+                    // The next batch is the first queued thread's to run (one that withdrew is not waiting any more).
+                    for (Request<T, R> next : queue) {
+                        if (!next.claimed.get()) {
+                            LockSupport.unpark(next.thread);
+                            break;
+                        }
                     }
                 }
             } else {

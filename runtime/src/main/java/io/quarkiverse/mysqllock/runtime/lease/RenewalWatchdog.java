@@ -54,7 +54,8 @@ final class RenewalWatchdog {
         this.watchdog = new PeriodicWork("mysql-lock-renew-", 3);
         long period = renewIntervalNanos;
         watchdog.every(period, period, "renewal of its leases", this::renewAll);
-        watchdog.every(period, period, "renewal of its membership", membership::renew);
+        // half a period after the leases': the two share the connection kept for housekeeping
+        watchdog.every(period + period / 2, period, "renewal of its membership", membership::renew);
         long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
         watchdog.everyUnpaused(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }

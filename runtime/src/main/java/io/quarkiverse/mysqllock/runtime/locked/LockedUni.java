@@ -15,7 +15,8 @@ import io.smallrye.mutiny.subscription.UniSubscription;
  * The {@code Uni} of a {@code @Locked} method that returns one: at subscription the lock is acquired, then the method
  * runs and its {@code Uni} is subscribed, and the lock is released before its outcome goes on. A cancellation releases
  * the lock whenever it comes: while the lock is awaited (the acquisition gives back a late grant), while the method
- * builds its {@code Uni}, or while that runs.
+ * builds its {@code Uni} (once the method returned: the lock still covers it while it runs), or while that runs (its
+ * {@code Uni} cancelled first, then the lock released).
  * <p>
  * One state per subscription decides who releases, once: Mutiny's operators stop relaying a cancellation upstream once
  * an item went down, so a chain of them between the acquisition and the method lost the lock of a cancellation that
@@ -161,12 +162,18 @@ final class LockedUni extends AbstractUni<Object> {
                 finish(held, null, new NullPointerException("The @Locked method returned null instead of a Uni"));
                 return;
             }
+            if (state.get() != held) {
+                release(held); // cancelled while the method ran: released once it returned, its Uni never started
+                return;
+            }
             result.subscribe().withSubscriber(new UniSubscriber<Object>() {
                 @Override
                 public void onSubscribe(UniSubscription subscription) {
                     held.method = subscription;
                     if (state.get() != held) {
-                        subscription.cancel(); // cancelled while the method built its Uni: its lock is released
+                        // cancelled as its Uni was subscribed: stopped, then its lock released
+                        subscription.cancel();
+                        release(held);
                     }
                 }
 
@@ -185,9 +192,22 @@ final class LockedUni extends AbstractUni<Object> {
         /** The method's outcome: the lock released, then the caller told. */
         private void finish(Held held, Object item, Throwable failure) {
             if (!state.compareAndSet(held, DONE)) {
-                return; // cancelled: the cancellation released the lock
+                release(held); // cancelled: nobody waits for the outcome, and the lock goes back (once) now
+                return;
             }
-            LockLostException lost = release(held);
+            LockLostException lost;
+            try {
+                lost = release(held);
+            } catch (Throwable releaseFailure) {
+                // the caller must hear the outcome whatever the release did
+                if (failure != null) {
+                    failure.addSuppressed(releaseFailure);
+                    downstream.onFailure(failure);
+                } else {
+                    downstream.onFailure(releaseFailure);
+                }
+                return;
+            }
             if (failure != null) {
                 downstream.onFailure(outcomes.withLoss(failure, lost));
             } else if (lost != null) {
@@ -210,11 +230,13 @@ final class LockedUni extends AbstractUni<Object> {
                     subscription.cancel();
                 }
             } else if (previous instanceof Held held) {
-                release(held);
                 UniSubscription subscription = held.method;
                 if (subscription != null) {
+                    // the method's Uni stops first, then its lock goes back
                     subscription.cancel();
+                    release(held);
                 }
+                // else the method still runs, or its Uni is being subscribed: released once it returned
             }
         }
     }

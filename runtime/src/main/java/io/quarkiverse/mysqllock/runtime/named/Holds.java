@@ -90,14 +90,22 @@ final class Holds {
      */
     boolean isValid(NamedLock lock) {
         if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
-            membership.checkLapse();
-            if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
-                // the lapse was reported already, and its ending of the sessions has not reached this one yet
-                lifecycle.abandon(lock.session, LockLostException.Reason.MEMBERSHIP_LOST,
-                        membership.lapseMessage());
+            if (!BlockingOperationControl.isBlockingAllowed()) {
+                // ending sessions is no work for an event loop: done on a worker, invalid meanwhile
+                connections.executor().execute(() -> loseUnconfirmed(lock));
+                return false;
             }
+            loseUnconfirmed(lock);
         }
         return lock.lost == null;
+    }
+
+    private void loseUnconfirmed(NamedLock lock) {
+        membership.checkLapse();
+        if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
+            // the lapse was reported already, and its ending of the sessions has not reached this one yet
+            lifecycle.abandon(lock.session, LockLostException.Reason.MEMBERSHIP_LOST, membership.lapseMessage());
+        }
     }
 
     /** Ends one hold; the lock is released on the server when its last hold ends. */

@@ -88,19 +88,24 @@ final class SessionStatements {
         }
         try {
             long sentAt = System.nanoTime();
+            // one of the locks the session holds, to confirm them all (a reset session keeps its id, not its locks)
+            String sample = session.held.isEmpty() ? serverName : session.held.keySet().iterator().next();
             PreparedStatement statement = connections.statements().prepare(session.raw,
-                    "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only");
+                    "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only, IS_USED_LOCK(?)");
             statement.setString(1, serverName);
             statement.setBigDecimal(2, seconds);
+            statement.setString(3, sample);
             long result;
             boolean interrupted;
             boolean readOnly;
+            long sampleHolder;
             try (ResultSet rs = statement.executeQuery()) {
                 rs.next();
                 result = rs.getLong(1);
                 interrupted = rs.wasNull();
                 checkSameSession(session, rs.getLong(2));
                 readOnly = rs.getInt(3) != 0;
+                sampleHolder = rs.getLong(4);
             }
             if (readOnly) {
                 if (!interrupted && result == 1) {
@@ -108,11 +113,13 @@ final class SessionStatements {
                 }
                 return Grant.READ_ONLY;
             }
-            // The same server session, on a writable server: it still holds every lock it was granted (only its own
-            // RELEASE_LOCK or its end frees one). A shared session this busy may never be free for a keepalive check,
-            // and a strict leader's lock on it would otherwise go unconfirmed.
-            session.confirmedAt = sentAt;
-            session.confirmed = true;
+            if (!session.held.isEmpty() && sampleHolder == session.connectionId) {
+                // The same server session, on a writable server, still holding a lock it was granted: it holds every
+                // one (only its own RELEASE_LOCK or its end frees one). A shared session this busy may never be free for
+                // a keepalive check, and a strict leader's lock on it would otherwise go unconfirmed.
+                session.confirmedAt = sentAt;
+                session.confirmed = true;
+            }
             return interrupted ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
         } finally {
             if (waits) {

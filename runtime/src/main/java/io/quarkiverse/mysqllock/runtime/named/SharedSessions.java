@@ -9,6 +9,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -47,6 +48,8 @@ final class SharedSessions {
      */
     private final ConcurrentHashMap<String, Long> contended = new ConcurrentHashMap<>();
     private final AtomicInteger sharedCount = new AtomicInteger();
+    /** Set while a thread asks the pool for another shared session. */
+    private final AtomicBoolean openingOne = new AtomicBoolean();
     /** {@link System#nanoTime()} when the pool last had no connection to spare for a shared session. */
     private volatile long poolFullAt = System.nanoTime() - POOL_FULL_NANOS - 1;
 
@@ -72,26 +75,16 @@ final class SharedSessions {
         long deadline = System.nanoTime() + budgetNanos;
         while (true) {
             PinnedSession session = takeIdleShared(name, 0);
-            if (session == null && mayOpenShared()) {
-                int opening = sharedCount.incrementAndGet();
-                if (opening <= sharedLimit) {
-                    try {
-                        // With shared sessions to fall back on (open, or being opened), a pool without a spare
-                        // connection is not waited for.
-                        session = pinned.pin(name, null, true, opening == 1 ? budgetNanos : SPARE_CONNECTION_NANOS);
-                        lastShared.set(session);
-                        shared.add(session);
-                        pinned.add(session);
-                        return session;
-                    } catch (LockNotAcquiredException e) {
-                        if (sharedCount.decrementAndGet() == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
-                            throw e;
-                        }
-                        // No connection to spare: wait for a shared one instead, and for a while do not ask the pool.
-                        poolFullAt = System.nanoTime();
-                    }
-                } else {
-                    sharedCount.decrementAndGet();
+            // one thread at a time asks the pool for another shared session: on a pool with none to spare, the others'
+            // abandoned requests would hand its connections around among themselves while the first one waits
+            if (session == null && mayOpenShared() && openingOne.compareAndSet(false, true)) {
+                try {
+                    session = openShared(name, budgetNanos);
+                } finally {
+                    openingOne.set(false);
+                }
+                if (session != null) {
+                    return session;
                 }
             }
             if (session == null) {
@@ -110,6 +103,34 @@ final class SharedSessions {
                 return session;
             }
             session.mutex.unlock(); // retired while idle: dropped
+        }
+    }
+
+    /**
+     * A new shared session with its mutex held, unless there are as many as the limit already, or the pool has no
+     * connection to spare while there are others to fall back on (null then: wait for one of those).
+     */
+    private PinnedSession openShared(String name, long budgetNanos) {
+        int opening = sharedCount.incrementAndGet();
+        if (opening > sharedLimit) {
+            sharedCount.decrementAndGet();
+            return null;
+        }
+        try {
+            // With shared sessions to fall back on (open, or being opened), a pool without a spare connection is not
+            // waited for.
+            PinnedSession session = pinned.pin(name, null, true, opening == 1 ? budgetNanos : SPARE_CONNECTION_NANOS);
+            lastShared.set(session);
+            shared.add(session);
+            pinned.add(session);
+            return session;
+        } catch (LockNotAcquiredException e) {
+            if (sharedCount.decrementAndGet() == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
+                throw e;
+            }
+            // No connection to spare: wait for a shared one instead, and for a while do not ask the pool.
+            poolFullAt = System.nanoTime();
+            return null;
         }
     }
 
