@@ -53,8 +53,11 @@ class ScheduledJobAcrossProcessesIT {
         for (AppProcess process : processes) {
             long ran = db.queryLong("SELECT COUNT(*) FROM cron_history WHERE instance = '" + process.name() + "'");
             long skipped = process.lines().stream().filter(line -> line.contains("skipped a tick of")).count();
+            // Each instance fires every tick of its life, run or skipped. Its life spans the TICKS ticks awaited and
+            // its start-up: its scheduler's first fire comes a second or two after it started, and the stop may cut its
+            // last; every tick having run exactly once is asserted above.
             assertThat(ran + skipped).as(process.name() + ": ticks run (" + ran + ") and skipped (" + skipped + ")")
-                    .isGreaterThanOrEqualTo(TICKS - 2);
+                    .isGreaterThanOrEqualTo(TICKS - 3);
         }
     }
 

@@ -9,6 +9,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import java.util.function.UnaryOperator;
 
 import jakarta.enterprise.inject.Any;
@@ -281,26 +282,44 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** Acquires on a worker thread, then applies {@code then} to the handle there (it may block). */
     private Uni<ControlledHandle> acquireAsync(String name, Duration wait, Duration atMostFor,
             UnaryOperator<ControlledHandle> then) {
+        return acquireAsync(name, wait, atMostFor, () -> false, then);
+    }
+
+    /** As above, acquiring nothing (an empty item) if {@code needless} says so first. */
+    private Uni<ControlledHandle> acquireAsync(String name, Duration wait, Duration atMostFor, BooleanSupplier needless,
+            UnaryOperator<ControlledHandle> then) {
         LockRequest request = LockRequest.of(names.resolve(name), waitNanos(wait)).ownedBy(Owner.NONE)
                 .atMostFor(atMostFor);
-        return new AsyncAcquisition<>(() -> then.apply(engine.acquire(request)), worker);
+        return new AsyncAcquisition<>(() -> needless.getAsBoolean() ? null : then.apply(engine.acquire(request)),
+                worker);
     }
 
     /**
      * For {@code @Locked(onBusy = SKIP)} on a scheduled method: as {@link #acquire(String, Duration, Duration, boolean)}
      * when busy (null), and then claims the tick in the lock table; null, with nothing held, if this tick (or a later
      * one) already ran on some instance. Exact whatever the instances' clocks, as the tick is the trigger's scheduled
-     * fire time, not the time it fired.
+     * fire time, not the time it fired. A tick known to have run already takes no lock: an instance whose trigger fires
+     * late would otherwise hold the lock while it learns so, and the others, firing the next tick at that moment, would
+     * find it busy and skip a tick that nobody ran.
      *
      * @param tick the scheduled fire time of this run, in epoch milliseconds
      */
     public ControlledHandle acquireTick(String name, Duration wait, Duration atMostFor, long tick) {
+        if (tickRan(name, tick)) {
+            return null;
+        }
         return claimTick(name, acquire(name, wait, atMostFor, false), tick);
     }
 
     /** As {@link #acquireTick}, without blocking the caller: a null item when the tick already ran. */
     public Uni<ControlledHandle> acquireTickAsync(String name, Duration wait, Duration atMostFor, long tick) {
-        return acquireAsync(name, wait, atMostFor, handle -> claimTick(name, handle, tick));
+        return acquireAsync(name, wait, atMostFor, () -> tickRan(name, tick), handle -> claimTick(name, handle, tick));
+    }
+
+    /** Whether this tick, or a later one, was claimed already: read without the lock. */
+    private boolean tickRan(String name, long tick) {
+        return records("a @Scheduled method's tick claim").tickClaimed(name, names.serverName(TICK_ROW_PREFIX + name),
+                tick);
     }
 
     private <H extends LockHandle> H claimTick(String name, H handle, long tick) {

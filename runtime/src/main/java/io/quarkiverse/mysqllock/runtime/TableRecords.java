@@ -72,6 +72,12 @@ final class TableRecords {
                 () -> table.claimTick(borrowed.raw(), tickRow, tick)));
     }
 
+    /** Whether this tick, or a later one, of a scheduled job was claimed already (a read; false without a row). */
+    public boolean tickClaimed(String name, String tickRow, long tick) {
+        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
+                () -> table.tickClaimed(borrowed.raw(), tickRow, tick)));
+    }
+
     /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */
     public long purgeUnused(Duration unusedFor) {
         return withStatements("(purge)", borrowed -> new UnusedRows(table).purge(borrowed.raw(),

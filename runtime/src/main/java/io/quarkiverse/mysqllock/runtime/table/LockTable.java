@@ -221,6 +221,18 @@ public final class LockTable {
         }
     }
 
+    /** Whether this tick, or a later one, was claimed already ({@link #claimTick}); false without a row. */
+    public boolean tickClaimed(Connection connection, String serverName, long tick) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT fence >= ? FROM " + table + " WHERE name = ?")) {
+            statement.setLong(1, tick);
+            statement.setString(2, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+
     /** Makes sure the row of a name exists; true if this call created it. */
     public boolean seed(Connection connection, String serverName) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(seed)) {
