@@ -85,7 +85,8 @@ public interface MySqlLockRuntimeConfig {
          * How often every connection that holds locks is checked: it must still be the same server session and still
          * own each of its locks ({@code IS_USED_LOCK(name) = CONNECTION_ID()}). A lock found lost is reported to its
          * holder through {@code isValid()} and {@code onLost} within this period. The check also keeps the connection
-         * from idling out ({@code wait_timeout}).
+         * from idling out ({@code wait_timeout}). Instances of a fleet may run with different values (a rolling change):
+         * a new strict leader waits two intervals of the slowest live instance.
          */
         @WithDefault("10s")
         Duration keepaliveInterval();
@@ -97,7 +98,8 @@ public interface MySqlLockRuntimeConfig {
          * leading (its term is revoked, reason {@code CONNECTION_LOST}), so that no two instances ever say they lead at
          * once, even when the server ends a leader's session or the leader was paused; a hand-over then takes about two
          * keepalive intervals. On: the next leader takes over within milliseconds, and a former leader whose session the
-         * server ended may still say it leads until its next keepalive check: fence its work with the term.
+         * server ended may still say it leads until its next keepalive check: fence its work with the term. It holds
+         * only while every live instance of the fleet has it: until then (a rolling change) terms stay strict.
          */
         @WithDefault("false")
         boolean instantLeaderHandOver();

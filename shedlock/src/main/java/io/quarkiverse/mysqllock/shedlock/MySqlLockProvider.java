@@ -157,6 +157,9 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
                 return handle.extend(leaseLength(atMostFor));
             } catch (LockLostException | IllegalStateException gone) {
                 return false;
+            } catch (IllegalArgumentException tooShort) {
+                // no longer than the holder's margin and max-clock-skew: it would count as lost at once
+                return false;
             }
         }
     }

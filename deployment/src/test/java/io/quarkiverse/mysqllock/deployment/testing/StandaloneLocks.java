@@ -4,6 +4,7 @@ import java.sql.Driver;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.supplier.AgroalDataSourceConfigurationSupplier;
@@ -26,32 +27,62 @@ public final class StandaloneLocks implements AutoCloseable {
 
     /**
      * How a standalone instance is configured; {@link #of(String)} gives the defaults: the shared test server, AUTO,
-     * 8 shared connections, table {@code mysql_lock}, a 2 s ttl, a 10 s keepalive.
+     * 8 shared connections, table {@code mysql_lock}, a 2 s ttl, a 10 s keepalive. Each setting returns a copy.
      */
-    public record Settings(TestDatabase db, String id, MySqlLockRuntimeConfig.Mode mode, Optional<Boolean> replication,
-            int sharedConnections, String table, Duration ttl, Duration keepalive, Duration statementTimeout,
-            Duration maxClockSkew, LockMetrics metrics, Class<? extends Driver> driver, int poolSize,
-            boolean instantLeaderHandOver) {
+    public static final class Settings {
+        private TestDatabase db = TestDatabase.shared();
+        private String id;
+        private MySqlLockRuntimeConfig.Mode mode = MySqlLockRuntimeConfig.Mode.AUTO;
+        private Optional<Boolean> replication = Optional.empty();
+        private int sharedConnections = 8;
+        private String table = "mysql_lock";
+        private Duration ttl = Duration.ofSeconds(2);
+        private Duration keepalive = Duration.ofSeconds(10);
+        private Duration statementTimeout = Duration.ofSeconds(10);
+        private Duration maxClockSkew = Duration.ofMillis(200);
+        private LockMetrics metrics = LockMetrics.NONE;
+        private Class<? extends Driver> driver;
+        private int poolSize;
+        private boolean instantLeaderHandOver;
+
+        private Settings(String id) {
+            this.id = id;
+        }
 
         public static Settings of(String id) {
-            return new Settings(TestDatabase.shared(), id, MySqlLockRuntimeConfig.Mode.AUTO, Optional.empty(), 8,
-                    "mysql_lock", Duration.ofSeconds(2), Duration.ofSeconds(10), Duration.ofSeconds(10),
-                    Duration.ofMillis(200), LockMetrics.NONE, null, 0, false);
+            return new Settings(id);
+        }
+
+        /** A copy with one change. */
+        private Settings with(Consumer<Settings> change) {
+            Settings copy = new Settings(id);
+            copy.db = db;
+            copy.mode = mode;
+            copy.replication = replication;
+            copy.sharedConnections = sharedConnections;
+            copy.table = table;
+            copy.ttl = ttl;
+            copy.keepalive = keepalive;
+            copy.statementTimeout = statementTimeout;
+            copy.maxClockSkew = maxClockSkew;
+            copy.metrics = metrics;
+            copy.driver = driver;
+            copy.poolSize = poolSize;
+            copy.instantLeaderHandOver = instantLeaderHandOver;
+            change.accept(copy);
+            return copy;
         }
 
         public Settings statementTimeout(Duration limit) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, limit, maxClockSkew,
-                    metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.statementTimeout = limit);
         }
 
         public Settings on(TestDatabase server) {
-            return new Settings(server, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.db = server);
         }
 
         public Settings mode(MySqlLockRuntimeConfig.Mode engine) {
-            return new Settings(db, id, engine, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.mode = engine);
         }
 
         public Settings replication(boolean replicated) {
@@ -59,45 +90,37 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         public Settings withReplication(Optional<Boolean> replicated) {
-            return new Settings(db, id, mode, replicated, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.replication = replicated);
         }
 
         public Settings sharedConnections(int shared) {
-            return new Settings(db, id, mode, replication, shared, table, ttl, keepalive, statementTimeout, maxClockSkew,
-                    metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.sharedConnections = shared);
         }
 
         public Settings table(String lockTable) {
-            return new Settings(db, id, mode, replication, sharedConnections, lockTable, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.table = lockTable);
         }
 
         public Settings ttl(Duration leaseTtl) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, leaseTtl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.ttl = leaseTtl);
         }
 
         public Settings keepalive(Duration interval) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, interval, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.keepalive = interval);
         }
 
         public Settings maxClockSkew(Duration skew) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    skew, metrics, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.maxClockSkew = skew);
         }
 
         /** Where the engines report their metrics (by default nowhere). */
         public Settings metrics(LockMetrics sink) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, sink, driver, poolSize, instantLeaderHandOver);
+            return with(s -> s.metrics = sink);
         }
 
         /** The JDBC driver the pool connects with (by default the URL's). */
         public Settings driver(Class<? extends Driver> jdbcDriver) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, jdbcDriver, poolSize, instantLeaderHandOver);
+            return with(s -> s.driver = jdbcDriver);
         }
 
         /**
@@ -105,14 +128,68 @@ public final class StandaloneLocks implements AutoCloseable {
          * connections and 5 s).
          */
         public Settings poolSize(int connections) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, connections, instantLeaderHandOver);
+            return with(s -> s.poolSize = connections);
         }
 
         /** {@code named.instant-leader-hand-over} (false by default). */
         public Settings instantLeaderHandOver(boolean instant) {
-            return new Settings(db, id, mode, replication, sharedConnections, table, ttl, keepalive, statementTimeout,
-                    maxClockSkew, metrics, driver, poolSize, instant);
+            return with(s -> s.instantLeaderHandOver = instant);
+        }
+
+        public TestDatabase db() {
+            return db;
+        }
+
+        public String id() {
+            return id;
+        }
+
+        public MySqlLockRuntimeConfig.Mode mode() {
+            return mode;
+        }
+
+        public Optional<Boolean> replication() {
+            return replication;
+        }
+
+        public int sharedConnections() {
+            return sharedConnections;
+        }
+
+        public String table() {
+            return table;
+        }
+
+        public Duration ttl() {
+            return ttl;
+        }
+
+        public Duration keepalive() {
+            return keepalive;
+        }
+
+        public Duration statementTimeout() {
+            return statementTimeout;
+        }
+
+        public Duration maxClockSkew() {
+            return maxClockSkew;
+        }
+
+        public LockMetrics metrics() {
+            return metrics;
+        }
+
+        public Class<? extends Driver> driver() {
+            return driver;
+        }
+
+        public int poolSize() {
+            return poolSize;
+        }
+
+        public boolean instantLeaderHandOver() {
+            return instantLeaderHandOver;
         }
 
         public StandaloneLocks start() {

@@ -128,6 +128,14 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     @Override
     public ControlledHandle acquire(LockRequest request) {
         ensureOpen();
+        if (request.atMostForNanos() > 0 && request.atMostForNanos() <= leases.shortestUsefulNanos()) {
+            // a lease that short counts as lost as soon as it is taken: refused, as an extension to it is
+            throw new IllegalArgumentException("Lock '" + request.name() + "' cannot be held at most "
+                    + TimeUnit.NANOSECONDS.toMillis(request.atMostForNanos()) + " ms: its holder counts a lease lost "
+                    + TimeUnit.NANOSECONDS.toMillis(leases.shortestUsefulNanos()) + " ms before its end (loss margin and"
+                    + " quarkus.mysql-lock.lease.max-clock-skew), so it would be lost at once. Give it longer, or lower"
+                    + " max-clock-skew");
+        }
         long start = System.nanoTime();
         long deadline = start + request.waitNanos();
         return membership.granting(request.name(), request.waitNanos(),
