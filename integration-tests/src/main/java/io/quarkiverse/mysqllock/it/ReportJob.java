@@ -16,6 +16,7 @@ import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkus.scheduler.FailedExecution;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.ScheduledExecution;
 
@@ -53,6 +54,12 @@ public class ReportJob {
     void onSkip(@Observes LockSkipped skip) {
         if (skip.lockName().equals("cron:report")) {
             LOG.debugf("%s skipped a tick of %s (%d so far)", instance, skip.method(), skipped.incrementAndGet());
+        }
+    }
+
+    void onFailure(@Observes FailedExecution failed) {
+        if (failed.getExecution().getTrigger().getId().equals("report")) {
+            LOG.errorf(failed.getException(), "%s failed a tick of report", instance);
         }
     }
 

