@@ -52,8 +52,8 @@ public interface LockHandle extends AutoCloseable {
      *         the database did not answer: the server may or may not have moved the end, so the holder counts the earlier
      *         of the former end and the new one (and is told through {@link #onLost} when that comes)
      * @throws IllegalArgumentException if {@code atMostFor} is null or shorter than {@link LockOptions#MIN_AT_MOST_FOR},
-     *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin and
-     *         {@code quarkus.mysql-lock.lease.max-clock-skew})
+     *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin: a
+     *         tenth of the ttl, at most 250 ms)
      * @throws IllegalStateException if this handle was released
      * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended
      */

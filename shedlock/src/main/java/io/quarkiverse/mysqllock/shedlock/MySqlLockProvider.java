@@ -158,7 +158,7 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             } catch (LockLostException | IllegalStateException gone) {
                 return false;
             } catch (IllegalArgumentException tooShort) {
-                // no longer than the holder's margin and max-clock-skew: it would count as lost at once
+                // no longer than the holder's loss margin (never with MIN_AT_MOST_FOR): it would count as lost at once
                 return false;
             }
         }

@@ -308,7 +308,8 @@ class DriverErrorTest {
         try (StandaloneLocks instance = leaseInstance("driver-lease-extend")) {
             LockHandle handle = instance.locks.acquire("driver:extend",
                     LockOptions.defaults().holdingAtMost(Duration.ofMinutes(5)));
-            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET expires_at", true, true, false);
+            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner = ?, expires_at", true, true,
+                    false);
             assertThat(handle.extend(Duration.ofSeconds(1))).as("not known to be extended").isFalse();
             assertThat(FaultyDriver.FAILURES.get()).isOne();
             LockApp.await("the holder to count its lease ended", Duration.ofSeconds(10), () -> !handle.isValid());

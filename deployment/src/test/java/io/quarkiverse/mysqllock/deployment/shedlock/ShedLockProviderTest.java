@@ -163,24 +163,6 @@ class ShedLockProviderTest {
         }
     }
 
-    /**
-     * With a max-clock-skew as long as a lockAtMostFor, a lease of that length would count as lost as soon as it is
-     * taken: the lock is refused with an error that says so, and an extension to it answers empty (ShedLock's
-     * LockExtender then throws LockCanNotBeExtendedException), as for any extension that cannot be made.
-     */
-    @Test
-    void aLockAtMostForWithinMaxClockSkewIsRefusedAndNeverExtendedTo() {
-        try (StandaloneLocks skewed = StandaloneLocks.Settings.of("shed-skew").mode(Mode.LEASE).table("shed_lock")
-                .ttl(Duration.ofSeconds(30)).maxClockSkew(Duration.ofSeconds(2)).start();
-                MySqlLockProvider provider = new MySqlLockProvider(skewed.locks)) {
-            assertThatThrownBy(() -> provider.lock(config("shed:skew", Duration.ofSeconds(1), Duration.ZERO)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max-clock-skew");
-            SimpleLock lock = provider.lock(config("shed:skew", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
-            assertThat(lock.extend(Duration.ofSeconds(1), Duration.ZERO)).isEmpty();
-            // the lock ends at its lockAtMostFor, or when the provider closes
-        }
-    }
-
     /** ShedLock's own check: threads and instances incrementing one counter under the lock lose no update. */
     @Test
     void namedThreadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate() throws Exception {

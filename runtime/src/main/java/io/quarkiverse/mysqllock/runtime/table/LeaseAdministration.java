@@ -68,11 +68,15 @@ public final class LeaseAdministration {
         });
     }
 
-    /** Ends the name's unexpired lease, whoever holds it: whether there was one. */
+    /**
+     * Ends the name's lease, whoever holds it: whether there was one. Any owned row counts, expired by this server's
+     * clock or not: its holder may still hold it (a lease is taken over only once seen unrenewed for its whole length),
+     * and a free row is taken at once.
+     */
     public boolean forceRelease(String name, String serverName) {
         return connections.query(name, "force-release lease '" + name + "'", raw -> {
             try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
-                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND expires_at > UTC_TIMESTAMP(6)")) {
+                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner IS NOT NULL")) {
                 statement.setString(1, serverName);
                 return statement.executeUpdate() == 1;
             }

@@ -1,0 +1,129 @@
+package io.quarkiverse.mysqllock.runtime.lease;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.Expected;
+import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
+
+/**
+ * Observed expiry: what this instance saw of the leases other instances hold, so that it takes one over only after
+ * seeing it unchanged for a whole lease on its own monotonic clock, whatever any server's clock says. A holder that
+ * still renews changes its row's version (owner token and end), and the take is a compare-and-set on the version seen,
+ * so no lease is taken from a live holder; only clock rates must be close, never their readings.
+ * <p>
+ * A version is first seen when a read that returned it came back: it was written before then, so its holder's lease,
+ * counted from the moment its holder sent the statement that wrote it, ends (by the holder's own clock, less its loss
+ * margin) before this instance's clock has run the lease's length past that moment. The length is the one the owner
+ * token records. The observations are kept across attempts (a {@code tryAcquire} a minute later takes a dead holder's
+ * lease), bounded in number: the least recently used are forgotten, which only makes their next take wait again.
+ * <p>
+ * Also kept: the tokens of this instance's own leases that ended here without their rows being given up for sure (lost,
+ * or a release whose statement failed). Their holders were told, and this instance renews them no more, so its next
+ * acquisition of the name takes such a row over at once.
+ */
+final class Observations {
+
+    /** The most leases watched, and the most own rows remembered. */
+    static final int CAPACITY = 10_000;
+
+    /** A version of a lease row, seen unchanged since {@code seenAtNanos}. */
+    private record Watch(String owner, long expiresMicros, long seenAtNanos) {
+    }
+
+    private final Map<String, Watch> watched = bounded();
+    private final Map<String, List<String>> ownEnded = bounded();
+
+    private static <V> Map<String, V> bounded() {
+        return new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+                return size() > CAPACITY;
+            }
+        };
+    }
+
+    /**
+     * A read of the name's row came back at {@code answeredAtNanos}, showing this owner (null: free) and end. An
+     * unchanged version keeps the moment it was first seen.
+     */
+    synchronized void saw(String serverName, String owner, long expiresMicros, long answeredAtNanos) {
+        List<String> own = ownEnded.get(serverName);
+        if (own != null && (owner == null || !own.contains(owner))) {
+            ownEnded.remove(serverName); // given up since, or taken over
+        }
+        if (owner == null) {
+            watched.remove(serverName);
+            return;
+        }
+        Watch known = watched.get(serverName);
+        if (known == null || !known.owner.equals(owner) || known.expiresMicros != expiresMicros) {
+            watched.put(serverName, new Watch(owner, expiresMicros, answeredAtNanos));
+        }
+    }
+
+    /** This instance's lease ended here (its holder told) with its row perhaps still in its name: these tokens. */
+    synchronized void ended(String serverName, List<String> tokens) {
+        ownEnded.put(serverName, List.copyOf(tokens));
+    }
+
+    /** The row of this instance's lease with these tokens was given up, or found not to be ours. */
+    synchronized void settled(String serverName, List<String> tokens) {
+        ownEnded.remove(serverName, tokens);
+    }
+
+    /** The name was taken here: what was known of its former versions no longer matters. */
+    synchronized void taken(String serverName) {
+        watched.remove(serverName);
+        ownEnded.remove(serverName);
+    }
+
+    /**
+     * What a take of this name may replace now besides a free or long-dead row: a row of this instance's that ended
+     * here, a version seen unchanged for its whole lease and margin, or a version of an older holder that recorded no
+     * length (the old rule: once its end passed by the taking server's clock); null if none.
+     */
+    synchronized Expected expected(String serverName, long now) {
+        List<String> own = ownEnded.get(serverName);
+        if (own != null) {
+            return Expected.own(own);
+        }
+        Watch watch = watched.get(serverName);
+        if (watch == null) {
+            return null;
+        }
+        long length = lengthNanos(watch.owner);
+        if (length < 0) {
+            return Expected.legacy(watch.owner);
+        }
+        return now - watch.seenAtNanos - length - LeaseEngine.lossMargin(length) >= 0
+                ? Expected.version(watch.owner, watch.expiresMicros)
+                : null;
+    }
+
+    /** How long until a version seen of this name may be taken over; 0 if it may now, -1 if none is watched. */
+    synchronized long ripeInNanos(String serverName, long now) {
+        if (ownEnded.containsKey(serverName)) {
+            return 0;
+        }
+        Watch watch = watched.get(serverName);
+        if (watch == null) {
+            return -1;
+        }
+        long length = lengthNanos(watch.owner);
+        return length < 0 ? 0
+                : Math.max(0, watch.seenAtNanos + length + LeaseEngine.lossMargin(length) - now);
+    }
+
+    private static long lengthNanos(String owner) {
+        long micros = OwnerTokens.lengthMicros(owner);
+        return micros < 0 ? -1 : TimeUnit.MICROSECONDS.toNanos(micros);
+    }
+
+    /** How many versions of others' leases are watched: a measure of the bound for tests. */
+    synchronized int watched() {
+        return watched.size();
+    }
+}
