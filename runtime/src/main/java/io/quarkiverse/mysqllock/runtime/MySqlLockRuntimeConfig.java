@@ -40,7 +40,7 @@ public interface MySqlLockRuntimeConfig {
 
     /**
      * The instance part of the holder identity {@code <host>/<pid>/<instance-id>}. Unset: a random id per start, so
-     * that no two processes ever share an identity.
+     * that no two processes ever share an identity. The identity is cut at 200 characters.
      */
     Optional<String> instanceId();
 

@@ -164,21 +164,24 @@ class LeaseGroupCommitTest {
             try (Connection pooled = instance.dataSource.getConnection()) {
                 Connection raw = ConnectionSource.raw(pooled);
                 ServerVersion server = connections.server(raw);
-                List<TakeRequest> takes = List.of(new TakeRequest("r:free", "me#1", 5_000_000, null),
-                        new TakeRequest("r:held", "me#2", 5_000_000, null),
-                        new TakeRequest("r:ended", "me#3", 5_000_000, null),
-                        new TakeRequest("r:watched", "me#5", 5_000_000,
-                                LeaseStatements.Expected.version("someone#3", watchedEnd)),
-                        new TakeRequest("r:long-dead", "me#6", 5_000_000, null),
-                        new TakeRequest("r:missing", "me#4", 5_000_000, null));
+                List<TakeRequest> takes = List.of(new TakeRequest("r:free", "me#1", 5_000_000),
+                        new TakeRequest("r:held", "me#2", 5_000_000), new TakeRequest("r:ended", "me#3", 5_000_000),
+                        new TakeRequest("r:watched", "me#7", 5_000_000), new TakeRequest("r:long-dead", "me#6", 5_000_000),
+                        new TakeRequest("r:missing", "me#4", 5_000_000));
                 Map<String, RowState> rows = statements.takeMany(raw, server, takes);
                 assertThat(ownerAndFence(rows.get("r:free"))).isEqualTo("me#1 5");
                 assertThat(ownerAndFence(rows.get("r:held"))).isEqualTo("someone#1 7");
                 assertThat(ownerAndFence(rows.get("r:ended"))).as("ended by the clock, never watched").isEqualTo(
                         "someone#2 9");
                 assertThat(rows.get("r:ended").expiresMicros()).isLessThan(rows.get("r:free").expiresMicros());
-                assertThat(ownerAndFence(rows.get("r:watched"))).isEqualTo("me#5 12");
+                assertThat(ownerAndFence(rows.get("r:watched"))).as("a batch takes no owned row").isEqualTo(
+                        "someone#3 11");
                 assertThat(ownerAndFence(rows.get("r:long-dead"))).isEqualTo("me#6 14");
+                // the version watched long enough is taken by a take of its own, which names it
+                assertThat(statements.take(raw, server, "r:watched", "me#5", 5_000_000_000L,
+                        LeaseStatements.Expected.version("someone#3", watchedEnd - 1))).as("another version").isZero();
+                assertThat(statements.take(raw, server, "r:watched", "me#5", 5_000_000_000L,
+                        LeaseStatements.Expected.version("someone#3", watchedEnd))).isEqualTo(12);
                 assertThat(rows).doesNotContainKey("r:missing");
 
                 // r:watched was taken over meanwhile: the batch gives up only what is still ours

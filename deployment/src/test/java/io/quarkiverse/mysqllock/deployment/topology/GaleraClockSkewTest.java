@@ -18,6 +18,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.GaleraCluster;
 import io.quarkiverse.mysqllock.test.TcpProxy;
 import io.quarkiverse.mysqllock.test.TestDatabase;
@@ -70,6 +71,9 @@ class GaleraClockSkewTest {
             // a row written by the node ahead: node 1 sees it in its future
             ahead.locks.acquire("skew:written-ahead", Duration.ZERO).release();
             LockHandle held = behind.locks.acquire("skew:renewed", Duration.ZERO);
+            // the row committed on node 1 reaches node 3 a moment later
+            Await.until("the lease row on node 3", Duration.ofSeconds(10), () -> cluster.node(3).database()
+                    .queryLong("SELECT COUNT(*) FROM mysql_lock WHERE name = 'skew:renewed'") == 1);
             assertThat(cluster.node(3).database().queryLong("SELECT expires_at < UTC_TIMESTAMP(6) FROM mysql_lock"
                     + " WHERE name = 'skew:renewed'")).as("ended, by the clock of the node ahead").isEqualTo(1);
             long until = System.nanoTime() + TTL.multipliedBy(3).toNanos();

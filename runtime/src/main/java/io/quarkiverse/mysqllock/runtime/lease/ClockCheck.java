@@ -39,6 +39,8 @@ final class ClockCheck {
     }
 
     private volatile ClockSample lastClockSample;
+    /** Whether the last two checks found the clocks' rates apart (warned once per episode). */
+    private volatile boolean rateApart;
 
     ClockCheck(ConnectionSource connections, ServerClock statements, long maxClockSkewNanos) {
         this.connections = connections;
@@ -47,8 +49,8 @@ final class ClockCheck {
     }
 
     /**
-     * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
-     * clock since the previous check (a clock step would end leases early or late).
+     * The database answers, and no server clock runs ahead or jumped forward beyond max-clock-skew (a lease renewed
+     * before could look long dead); a server clock and this instance's clock running at different rates is logged.
      *
      * @param leasesHeldHere how many leases this instance holds, for the figures
      */
@@ -86,6 +88,7 @@ final class ClockCheck {
             long localMicros = TimeUnit.NANOSECONDS.toMicros(sample.localNanos() - previous.localNanos());
             long drift = (sample.serverMicros() - previous.serverMicros()) - localMicros;
             data.put("server clock drift since the previous check ms", drift / 1000);
+            noteRate(drift, roundTripMicros, localMicros);
             // Only a step forward beyond max-clock-skew matters: every lease written before it looks long dead after it.
             if (drift - roundTripMicros > TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos)) {
                 return EngineHealth.down("the server clock jumped forward by " + drift / 1000 + " ms relative to this"
@@ -96,6 +99,22 @@ final class ClockCheck {
             }
         }
         return EngineHealth.up(data);
+    }
+
+    /**
+     * Warns, once per episode, when the server's clock and this instance's monotonic clock ran at rates more than 1 %
+     * apart between two checks a second or more apart: a step of the server's clock (harmless to leases), or a
+     * monotonic clock running fast or slow here, which a take-over's margin (a twentieth of the lease) must cover.
+     */
+    private void noteRate(long driftMicros, long roundTripMicros, long localMicros) {
+        boolean apart = localMicros >= 1_000_000 && Math.abs(driftMicros) - roundTripMicros > localMicros / 100;
+        if (apart && !rateApart) {
+            LOG.warnf("The database server's clock advanced %d ms while this instance's monotonic clock advanced %d ms:"
+                    + " a server clock step, or a clock running at the wrong rate here. Take-overs of leases allow the"
+                    + " instances' monotonic clocks to run at rates up to 5 %% apart; check the time synchronisation",
+                    (localMicros + driftMicros) / 1000, localMicros / 1000);
+        }
+        rateApart = apart;
     }
 
     /** Checks the servers' clocks if the last check is 10 s old. Never throws. */

@@ -288,7 +288,7 @@ final class LeaseBatches {
                 ServerVersion server = connections.server(raw);
                 sent[0] = true;
                 return statements.takeWithoutRowWaits(raw, server, take.serverName(), take.ownerToken(),
-                        TimeUnit.MICROSECONDS.toNanos(take.leaseMicros()), take.expected());
+                        TimeUnit.MICROSECONDS.toNanos(take.leaseMicros()), null);
             });
             request.answer(new Answer(fence > 0 ? TakeAnswer.taken(fence, sentAt) : TakeAnswer.NOT_FREE_ANSWER, 0));
         } catch (SQLException | RuntimeException | Error e) {

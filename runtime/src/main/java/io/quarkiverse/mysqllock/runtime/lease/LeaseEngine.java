@@ -103,8 +103,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     /**
-     * The acquiring statement (parameters: owner token, lease in microseconds, name): takes a free or expired lease and
-     * returns the new fence through {@code LAST_INSERT_ID}. Public for the benchmarks' floor, which issues it raw.
+     * The acquiring statement (parameters: owner token, lease in microseconds, name, max-clock-skew in microseconds):
+     * takes a free or long-dead lease and returns the new fence through {@code LAST_INSERT_ID}. Public for the
+     * benchmarks' floor, which issues it raw.
      */
     public static String takeStatement(String table) {
         return LeaseStatements.takeStatement(table);
@@ -120,6 +121,16 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
      */
     public static long lossMargin(long ttlNanos) {
         return Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
+    }
+
+    /**
+     * How much longer than a lease of this length a watcher waits, after it first saw a version, before it takes it
+     * over: the loss margin, and at least a twentieth of the length. With the holder's own margin, the two processes'
+     * monotonic clocks may run at rates 5 % apart (NTP slewing both the wrong way, a VM's clock catching up) before a
+     * take-over could come before the holder counts its lease lost.
+     */
+    public static long watchMargin(long lengthNanos) {
+        return Math.max(lossMargin(lengthNanos), lengthNanos / 20);
     }
 
     @Override
@@ -354,10 +365,6 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return new LockInfo(lease.name, HeldLeases.describe(lease), lease.since, lease.fence, LockMode.LEASE);
     }
 
-    /**
-     * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
-     * clock since the previous check (a clock step would end leases early or late).
-     */
     /** The lock table, as statements name it. */
     public String tableName() {
         return tableName;

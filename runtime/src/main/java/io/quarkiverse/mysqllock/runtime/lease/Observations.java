@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.lease;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -64,14 +65,28 @@ final class Observations {
         }
     }
 
-    /** This instance's lease ended here (its holder told) with its row perhaps still in its name: these tokens. */
+    /**
+     * A lease of this instance's ended here (its holder told), or a take of its own may have committed unanswered (no
+     * one was told it holds it), with its row perhaps still in its name under these tokens.
+     */
     synchronized void ended(String serverName, List<String> tokens) {
-        ownEnded.put(serverName, List.copyOf(tokens));
+        List<String> known = ownEnded.getOrDefault(serverName, List.of());
+        List<String> all = new ArrayList<>(known);
+        tokens.stream().filter(token -> !known.contains(token)).forEach(all::add);
+        ownEnded.put(serverName, List.copyOf(all));
     }
 
     /** The row of this instance's lease with these tokens was given up, or found not to be ours. */
     synchronized void settled(String serverName, List<String> tokens) {
-        ownEnded.remove(serverName, tokens);
+        List<String> known = ownEnded.get(serverName);
+        if (known != null) {
+            List<String> left = known.stream().filter(token -> !tokens.contains(token)).toList();
+            if (left.isEmpty()) {
+                ownEnded.remove(serverName);
+            } else {
+                ownEnded.put(serverName, left);
+            }
+        }
     }
 
     /** The name was taken here: what was known of its former versions no longer matters. */
@@ -98,7 +113,7 @@ final class Observations {
         if (length < 0) {
             return Expected.legacy(watch.owner);
         }
-        return now - watch.seenAtNanos - length - LeaseEngine.lossMargin(length) >= 0
+        return now - watch.seenAtNanos - length - LeaseEngine.watchMargin(length) >= 0
                 ? Expected.version(watch.owner, watch.expiresMicros)
                 : null;
     }
@@ -114,7 +129,7 @@ final class Observations {
         }
         long length = lengthNanos(watch.owner);
         return length < 0 ? 0
-                : Math.max(0, watch.seenAtNanos + length + LeaseEngine.lossMargin(length) - now);
+                : Math.max(0, watch.seenAtNanos + length + LeaseEngine.watchMargin(length) - now);
     }
 
     private static long lengthNanos(String owner) {

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -81,11 +82,16 @@ final class TakeLoop {
             boolean takeNow = true;
             boolean pauseFirst = false;
             String holder = null;
+            if (!triedTogether && observations.expected(serverName, System.nanoTime()) != null) {
+                // An owned row this instance may replace (watched long enough, or its own): a take of its own, which
+                // says so (a batch takes only free or long-dead rows).
+                triedTogether = true;
+            }
             if (!triedTogether) {
                 // The first try goes with those other threads make now (one statement for them all).
                 triedTogether = true;
                 LeaseBatches.TakeAnswer together = batches.take(new LeaseStatements.TakeRequest(serverName, ownerToken,
-                        leaseMicros, observations.expected(serverName, System.nanoTime())), deadline);
+                        leaseMicros), deadline);
                 if (together.kind() == LeaseBatches.TakeAnswer.Kind.TAKEN) {
                     observations.taken(serverName);
                     return new Lease(name, serverName, Instant.now(), ownerToken, together.fence(), gate,
@@ -134,6 +140,10 @@ final class TakeLoop {
                                         observations.expected(serverName, sentAt));
                             } catch (SQLException e) {
                                 if (!SqlErrors.isLockWaitTimeout(e)) {
+                                    // It may have committed unanswered: no one here counts on that token, so the row
+                                    // may be taken again at once by this instance, under a new one.
+                                    observations.ended(serverName, List.of(ownerToken));
+                                    ownerToken = newToken(leaseMicros);
                                     throw e;
                                 }
                                 // A transaction holds the row (acquireForTransaction, a locking read of the fence), or the

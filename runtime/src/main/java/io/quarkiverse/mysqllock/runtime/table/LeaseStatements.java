@@ -221,11 +221,8 @@ public final class LeaseStatements {
         }
     }
 
-    /**
-     * A take asked for in a batch: the name's row, the acquisition's owner token, the lease's length, and the owned row
-     * it may also replace (or null).
-     */
-    public record TakeRequest(String serverName, String ownerToken, long leaseMicros, Expected expected) {
+    /** A take asked for in a batch: the name's row, the acquisition's owner token, the lease's length. */
+    public record TakeRequest(String serverName, String ownerToken, long leaseMicros) {
     }
 
     /** A row as a batch reads it back: its owner token (null when free), its fence, its end (for observers). */
@@ -255,20 +252,15 @@ public final class LeaseStatements {
             for (TakeRequest take : takes) {
                 statement.setString(index++, take.serverName());
             }
-            statement.setLong(index++, longDeadMicros);
-            for (TakeRequest take : takes) {
-                if (take.expected() != null) {
-                    index = take.expected().bind(statement, index);
-                }
-            }
+            statement.setLong(index, longDeadMicros);
             return statement.executeUpdate();
         });
         return rowStates(raw, takes.stream().map(TakeRequest::serverName).toList());
     }
 
     /**
-     * The batch's take: each row free or long dead, or the owned row its request expects (owner tokens are unique per
-     * acquisition, so an expected row's conditions match that row only).
+     * The batch's take: each row free or long dead. A take that may replace an owned row (observed expiry) goes alone:
+     * its condition would make the batch's text depend on the mix of its takes, one prepared statement per mix.
      */
     private String takeMany(List<TakeRequest> takes) {
         int count = takes.size();
@@ -282,13 +274,7 @@ public final class LeaseStatements {
         }
         sql.append(" END) MICROSECOND, fence = fence + 1");
         appendIn(sql.append(" WHERE name IN ("), count);
-        sql.append(" AND (").append(FREE_OR_LONG_DEAD);
-        for (TakeRequest take : takes) {
-            if (take.expected() != null) {
-                sql.append(" OR ").append(take.expected().clause());
-            }
-        }
-        return sql.append(')').toString();
+        return sql.append(" AND (").append(FREE_OR_LONG_DEAD).append(')').toString();
     }
 
     /** The rows of these names, by name; a name without a row is missing. */
@@ -464,7 +450,10 @@ public final class LeaseStatements {
     private int renewStatement(Connection raw, String prefix, List<? extends OwnedLease> leases, long micros)
             throws SQLException {
         StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
-                .append(" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND");
+                // Never the same end twice: a server clock that stands still or stepped back must still change the
+                // version, or a watcher that saw the former one would take a lease its holder renews.
+                .append(" SET expires_at = GREATEST(UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,")
+                .append(" expires_at + INTERVAL 1 MICROSECOND)");
         // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
         appendIn(sql.append(" WHERE name IN ("), leases.size());
         appendIn(sql.append(" AND owner IN ("), leases.size());
