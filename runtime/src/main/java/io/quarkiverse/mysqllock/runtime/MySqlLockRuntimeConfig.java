@@ -136,7 +136,7 @@ public interface MySqlLockRuntimeConfig {
          * dead), so that a new instance does not wait a ttl for a lock whose holder died long ago. A server whose clock
          * runs ahead of another's by more than this takes the readiness check down (rows written there lie in the
          * other's future). Lower it only where the clocks are kept in step (then long-dead leases are taken sooner);
-         * 0 takes every lease at its end by the server's clock, as versions before observed expiry did.
+         * 0 takes every lease at its end by the server's clock, with no allowance for skew at all.
          */
         @WithDefault("15m")
         Duration maxClockSkew();
