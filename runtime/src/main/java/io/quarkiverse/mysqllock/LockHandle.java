@@ -26,6 +26,8 @@ public interface LockHandle extends AutoCloseable {
      * known from the acquisition and costs nothing.
      *
      * @throws LockLostException if the lock is no longer held when the token is first requested
+     * @throws IllegalStateException NAMED engine: if no token could be issued (the database is unreachable, or
+     *         read-only during a failover); the lock is still held, and a later call may succeed
      */
     long fencingToken();
 

@@ -391,7 +391,8 @@ public class FaultWorker {
 
     /**
      * The sections of locks held together: each fenced by its own token, one pause, then each checked and written in
-     * turn (a lock lost before its token was issued ends its section without a write).
+     * turn (a lock lost before its token was issued, or whose token could not be issued, ends its section without a
+     * write). Returns normally whatever the tokens do, so that every section begun is ended at the release.
      */
     private void criticalSections(List<LockHandle> handles, List<String> sections, List<String> names, long requestedAt,
             long acquiredAt) {
@@ -403,6 +404,12 @@ public class FaultWorker {
             } catch (LockLostException e) {
                 journal("S", sections.get(i), names.get(i), 0, acquiredAt, requestedAt);
                 journal("E", sections.get(i), "lost-before-write", FaultJournal.now(), FaultJournal.now());
+            } catch (RuntimeException e) {
+                // NAMED: no token could be issued (the database read-only or unreachable), the lock still held: the
+                // section goes on without a write, and ends at the release like the others (its parts' too)
+                LOG.warnf("%s: %s", sections.get(i), e);
+                journal("S", sections.get(i), names.get(i), 0, acquiredAt, requestedAt);
+                journal("E", sections.get(i), "no-fence", FaultJournal.now(), FaultJournal.now());
             }
         }
         long hold = ThreadLocalRandom.current().nextLong(maxHold.toMillis() + 1);

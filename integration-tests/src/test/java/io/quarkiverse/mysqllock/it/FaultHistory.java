@@ -34,7 +34,7 @@ final class FaultHistory {
         long acquiredAt;
         /** When {@code acquire} was called: the server granted the lock between this and {@link #acquiredAt}. */
         long requestedAt;
-        /** accepted, rejected, failed, skipped (invalid before the write), lost-before-write. */
+        /** accepted, rejected, failed, skipped (invalid before the write), lost-before-write, no-fence (none issued). */
         String outcome;
         long writeDoneAt;
         /**
