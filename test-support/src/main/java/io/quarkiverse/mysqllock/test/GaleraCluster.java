@@ -313,6 +313,13 @@ public final class GaleraCluster implements AutoCloseable {
         }
 
         private void launch(boolean bootstrap, Optional<String> startPosition) {
+            // A socket file left by a node killed in an earlier run on this port (SIGKILL removes nothing) would pass
+            // for this node's before it created its own; the port is this node's now (FreePorts found it bindable).
+            try {
+                Files.deleteIfExists(socket());
+            } catch (IOException e) {
+                throw new UncheckedIOException("Could not remove the stale socket " + socket(), e);
+            }
             String peers = peers();
             List<String> command = new ArrayList<>(List.of(GaleraPackages.MARIADBD.toString(), "--no-defaults", "--user=root",
                     "--datadir=" + data, "--port=" + port, "--bind-address=127.0.0.1", "--socket=" + socket(),
