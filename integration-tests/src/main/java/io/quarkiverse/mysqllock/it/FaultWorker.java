@@ -401,15 +401,16 @@ public class FaultWorker {
             try {
                 fences[i] = handles.get(i).fencingToken();
                 journal("S", sections.get(i), names.get(i), fences[i], acquiredAt, requestedAt);
-            } catch (LockLostException e) {
-                journal("S", sections.get(i), names.get(i), 0, acquiredAt, requestedAt);
-                journal("E", sections.get(i), "lost-before-write", FaultJournal.now(), FaultJournal.now());
             } catch (RuntimeException e) {
-                // NAMED: no token could be issued (the database read-only or unreachable), the lock still held: the
-                // section goes on without a write, and ends at the release like the others (its parts' too)
-                LOG.warnf("%s: %s", sections.get(i), e);
+                // Lost before its token, or (NAMED) no token could be issued, the database read-only or unreachable
+                // and the lock still held: the section ends without a write, and at the release like the others.
+                boolean lost = e instanceof LockLostException;
+                if (!lost) {
+                    LOG.warnf("%s: %s", sections.get(i), e);
+                }
                 journal("S", sections.get(i), names.get(i), 0, acquiredAt, requestedAt);
-                journal("E", sections.get(i), "no-fence", FaultJournal.now(), FaultJournal.now());
+                journal("E", sections.get(i), lost ? "lost-before-write" : "no-fence", FaultJournal.now(),
+                        FaultJournal.now());
             }
         }
         long hold = ThreadLocalRandom.current().nextLong(maxHold.toMillis() + 1);

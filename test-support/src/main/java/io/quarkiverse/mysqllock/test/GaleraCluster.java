@@ -100,6 +100,11 @@ public final class GaleraCluster implements AutoCloseable {
         }
     }
 
+    /** The unix socket of a node on this port (the path has a 107-character limit: kept short). */
+    public static Path socketOf(int port) {
+        return Path.of("/tmp/mlk-g-" + port + ".sock");
+    }
+
     public List<Node> nodes() {
         return List.copyOf(nodes);
     }
@@ -303,8 +308,7 @@ public final class GaleraCluster implements AutoCloseable {
         }
 
         private Path socket() {
-            // the unix socket path has a 107-character limit
-            return Path.of("/tmp/mlk-g-" + port + ".sock");
+            return socketOf(port);
         }
 
         private String peers() {

@@ -26,7 +26,7 @@ class GaleraStaleSocketTest {
         List<Path> planted = new ArrayList<>();
         try {
             for (int port = 1024; port < 65536; port++) {
-                Path socket = Path.of("/tmp/mlk-g-" + port + ".sock");
+                Path socket = GaleraCluster.socketOf(port);
                 if (!Files.exists(socket)) {
                     Files.createFile(socket);
                     planted.add(socket);
