@@ -179,8 +179,9 @@ public final class FaultSuite {
                 return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
             }
             if (galera()) {
-                // a holder that stops renewing, while a node ahead may take its lease over
-                return List.of(Kind.NODE_PARTITION, Kind.NETWORK_STALL, Kind.PAUSE);
+                // a holder that stops renewing (cut off, stalled, paused or dead), while a node ahead may take its
+                // lease over
+                return List.of(Kind.NODE_PARTITION, Kind.NETWORK_STALL, Kind.PAUSE, Kind.SIGKILL);
             }
             return replication == null ? Arrays.stream(Kind.values())
                     .filter(k -> k != Kind.FAILOVER && k != Kind.NODE_KILL && k != Kind.NODE_PARTITION).toList()
