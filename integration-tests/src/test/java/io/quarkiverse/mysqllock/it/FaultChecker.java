@@ -20,8 +20,9 @@ import io.quarkiverse.mysqllock.it.FaultSuite.Fault;
  * <ol>
  * <li>No two critical sections on one name overlap unless the earlier holder's (the smaller fence's) lock was lost,
  * and then its write was not accepted, or it was told of the loss before the later holder began, or its write took
- * effect (server time) before the later holder began. Anything else is an unsafe overlap. A LEASE holder must not
- * find its lock valid after the later holder was granted it (two holders at once, by their own checks).</li>
+ * effect (server time) before the later holder began, or the later holder got no fencing token and wrote nothing.
+ * Anything else is an unsafe overlap. A LEASE holder must not find its lock valid after the later holder was granted it
+ * (two holders at once, by their own checks).</li>
  * <li>Accepted fences of a name strictly increase, each fence is issued once, a holder that asked for the lock after
  * another ended has the greater fence, and the resource's value equals its number of accepted writes.</li>
  * <li>Every lock the server dropped was reported lost to its holder: those overlapped by a later holder, and those
@@ -145,9 +146,9 @@ final class FaultChecker {
         if (!lost) {
             return null; // two holders and the first never learned it: also a silent loss (rule 3)
         }
-        if (b.fence == 0 && "lost-before-write".equals(b.outcome)) {
-            // fencingToken() threw: the later holder knew before it could do anything under the lock
-            return "later holder lost the lock before it could act (no fencing token, no write)";
+        if (b.fence == 0 && ("lost-before-write".equals(b.outcome) || "no-fence".equals(b.outcome))) {
+            // fencingToken() threw (the lock lost, or no token could be issued): the later holder wrote nothing
+            return "later holder had no fencing token and wrote nothing";
         }
         if (a.acceptedAt == 0) {
             return a.died ? "earlier holder died before writing"

@@ -169,25 +169,35 @@ final class FaultHistory {
     }
 
     /** Reads the resource table and its accepted writes, and joins them to the sections. */
-    synchronized void loadWrites(Connection connection) throws SQLException {
+    void loadWrites(Connection connection) throws SQLException {
+        List<Write> accepted = new ArrayList<>();
+        Map<String, Long> resource = new HashMap<>();
         try (Statement statement = connection.createStatement()) {
             try (ResultSet rs = statement.executeQuery("SELECT id, name, fence, section,"
                     + " ROUND(UNIX_TIMESTAMP(written_at) * 1000000) FROM resource_write ORDER BY id")) {
                 while (rs.next()) {
-                    Write write = new Write(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getLong(5));
-                    writes.add(write);
-                    Section s = sections.get(write.section());
-                    if (s != null) {
-                        s.acceptedAt = write.writtenAt();
-                    }
+                    accepted.add(new Write(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getLong(5)));
                 }
             }
             try (ResultSet rs = statement.executeQuery("SELECT name, value FROM resource")) {
                 while (rs.next()) {
-                    values.put(rs.getString(1), rs.getLong(2));
+                    resource.put(rs.getString(1), rs.getLong(2));
                 }
             }
         }
+        load(accepted, resource);
+    }
+
+    /** The writes the resource accepted (in the order it applied them) and its values, joined to the sections. */
+    synchronized void load(List<Write> accepted, Map<String, Long> resource) {
+        for (Write write : accepted) {
+            writes.add(write);
+            Section s = sections.get(write.section());
+            if (s != null) {
+                s.acceptedAt = write.writtenAt();
+            }
+        }
+        values.putAll(resource);
     }
 
     synchronized List<Write> writes() {

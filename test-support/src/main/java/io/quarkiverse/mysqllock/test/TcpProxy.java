@@ -107,6 +107,23 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /**
+     * Holds back the server's answers on one connection only (its statements still reach the server and run), until
+     * {@link #resume()}: a statement that took effect on the server, whose client does not know it yet.
+     *
+     * @param serverSidePort the connection's port at the server, as for {@link #stallConnection(int)}
+     * @return whether such a connection was open
+     */
+    public boolean stallAnswers(int serverSidePort) {
+        for (Link link : links) {
+            if (link.upstream.getLocalPort() == serverSidePort) {
+                link.answersStalled = true;
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * How many sends are held back by a stall now (a statement sent on a stalled connection, an answer to it): a test
      * waits for it to know a statement is stuck.
      */
@@ -120,6 +137,7 @@ public final class TcpProxy implements AutoCloseable {
             stalled = false;
             for (Link link : links) {
                 link.stalled = false;
+                link.answersStalled = false;
             }
             stallMonitor.notifyAll();
         }
@@ -190,6 +208,7 @@ public final class TcpProxy implements AutoCloseable {
         private final Socket client;
         private final Socket upstream;
         private volatile boolean stalled;
+        private volatile boolean answersStalled;
 
         Link(Socket client, Socket upstream) throws SocketException {
             this.client = client;
@@ -199,11 +218,11 @@ public final class TcpProxy implements AutoCloseable {
         }
 
         void start() {
-            pump(client, upstream, "up");
-            pump(upstream, client, "down");
+            pump(client, upstream, false);
+            pump(upstream, client, true);
         }
 
-        private void pump(Socket from, Socket to, String direction) {
+        private void pump(Socket from, Socket to, boolean answers) {
             Thread thread = new Thread(() -> {
                 byte[] buffer = new byte[16 * 1024];
                 try {
@@ -211,7 +230,7 @@ public final class TcpProxy implements AutoCloseable {
                     OutputStream out = to.getOutputStream();
                     int read;
                     while ((read = in.read(buffer)) >= 0) {
-                        awaitNotStalled(this);
+                        awaitNotStalled(this, answers);
                         out.write(buffer, 0, read);
                         out.flush();
                     }
@@ -219,7 +238,7 @@ public final class TcpProxy implements AutoCloseable {
                     // reset by cut(), or an end closed
                 }
                 reset();
-            }, "proxy-" + name + "-" + direction);
+            }, "proxy-" + name + "-" + (answers ? "down" : "up"));
             thread.setDaemon(true);
             thread.start();
         }
@@ -231,14 +250,14 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
-    private void awaitNotStalled(Link link) throws InterruptedException {
-        if (!stalled && !link.stalled) {
+    private void awaitNotStalled(Link link, boolean answers) throws InterruptedException {
+        if (!stalled && !link.stalled && !(answers && link.answersStalled)) {
             return;
         }
         heldBack.incrementAndGet();
         try {
             synchronized (stallMonitor) {
-                while ((stalled || link.stalled) && !closed) {
+                while ((stalled || link.stalled || (answers && link.answersStalled)) && !closed) {
                     stallMonitor.wait();
                 }
             }

@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -188,7 +189,10 @@ class ShedLockProviderTest {
                         Optional<SimpleLock> lock = provider.lock(config("shed:counter-" + mode, Duration.ofSeconds(30),
                                 Duration.ZERO));
                         if (lock.isEmpty()) {
-                            Thread.onSpinWait();
+                            // busy: the answer came from this JVM at once. Retrying without a pause kept two cores
+                            // so busy on a loaded machine that the holder's own take waited a second for a connection
+                            // (POOL_EXHAUSTED, in a clean-clone build beside a benchmark run)
+                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
                             continue;
                         }
                         try {

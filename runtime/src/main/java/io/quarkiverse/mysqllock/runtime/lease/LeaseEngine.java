@@ -339,15 +339,18 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         String name = lock.name();
         String serverName = lock.serverName();
         ensureOpen();
-        boolean ended = administration.forceRelease(name, serverName);
+        Optional<String> ended = administration.forceRelease(name, serverName);
+        if (ended.isEmpty()) {
+            return false;
+        }
+        // only the lease it ended: this instance may have taken the name again since (its election's campaign)
         Lease mine = leases.get(serverName);
-        if (mine != null && mine.isHeld()) {
+        boolean ours = mine != null && mine.ownerTokens().contains(ended.get());
+        if (ours && mine.isHeld()) {
             leases.lose(mine, LockLostException.Reason.NOT_HELD, "Lease '" + name + "' was force-released", null);
         }
-        if (ended) {
-            LOG.warnf("Lease '%s' was force-released%s", name, mine != null ? " (this instance held it)" : "");
-        }
-        return ended;
+        LOG.warnf("Lease '%s' was force-released%s", name, ours ? " (this instance held it)" : "");
+        return true;
     }
 
     @Override

@@ -69,16 +69,34 @@ public final class LeaseAdministration {
     }
 
     /**
-     * Ends the name's lease, whoever holds it: whether there was one. Any owned row counts, expired by this server's
-     * clock or not: its holder may still hold it (a lease is taken over only once seen unrenewed for its whole length),
-     * and a free row is taken at once.
+     * Ends the name's lease, whoever holds it: the owner token of the lease it ended, if there was one. Any owned row
+     * counts, expired by this server's clock or not: its holder may still hold it (a lease is taken over only once seen
+     * unrenewed for its whole length), and a free row is taken at once. The end matches the owner it read, so that the
+     * answer names exactly the lease it ended, never one taken meanwhile.
      */
-    public boolean forceRelease(String name, String serverName) {
+    public Optional<String> forceRelease(String name, String serverName) {
         return connections.query(name, "force-release lease '" + name + "'", raw -> {
-            try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
-                    + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner IS NOT NULL")) {
-                statement.setString(1, serverName);
-                return statement.executeUpdate() == 1;
+            while (true) {
+                String owner;
+                try (PreparedStatement read = raw.prepareStatement("SELECT owner FROM " + table.name()
+                        + " WHERE name = ? AND owner IS NOT NULL")) {
+                    read.setString(1, serverName);
+                    try (ResultSet rs = read.executeQuery()) {
+                        if (!rs.next()) {
+                            return Optional.<String> empty();
+                        }
+                        owner = rs.getString(1);
+                    }
+                }
+                try (PreparedStatement end = raw.prepareStatement("UPDATE " + table.name() + " SET owner = NULL,"
+                        + " expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner = ?")) {
+                    end.setString(1, serverName);
+                    end.setString(2, owner);
+                    if (end.executeUpdate() == 1) {
+                        return Optional.of(owner);
+                    }
+                }
+                // given up or taken over between the two statements: look again
             }
         });
     }

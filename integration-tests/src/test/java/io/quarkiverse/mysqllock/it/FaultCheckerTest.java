@@ -1,0 +1,71 @@
+package io.quarkiverse.mysqllock.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.it.FaultHistory.Write;
+
+/** The checker's judgement of histories taken from real fault runs. */
+class FaultCheckerTest {
+
+    /**
+     * From a clean-clone build's {@code FaultSuiteIT} (NAMED, a database restart): the server ended w1.1's session as it
+     * shut down and granted the name to w2.2's waiting {@code GET_LOCK} before ending w2.2's session too. w2.2 got no
+     * fencing token (its connection failed: "no fencing token could be issued") and wrote nothing; w1.1, told within
+     * its keepalive, wrote under its fence meanwhile. No later holder wrote anything: not an unsafe overlap.
+     */
+    @Test
+    void aLaterHolderWithoutAFencingTokenWroteNothing(@TempDir Path journals) throws IOException {
+        Files.writeString(journals.resolve("w1.1.tsv"), """
+                S\tw1.1-t7-310\thot-1\t1212\t1795702824021676\t1795702823749876
+                E\tw1.1-t7-310\taccepted\t1795702825053300\t1795702825053302\t1795702824043294
+                R\tw1.1-t7-310\t1795702825053391
+                L\tw1.1-t7-310\t1795702825053398\tCONNECTION_LOST
+                """);
+        Files.writeString(journals.resolve("w2.2.tsv"), """
+                S\tw2.2-t6-257\thot-1\t0\t1795702824034871\t1795702823872119
+                E\tw2.2-t6-257\tno-fence\t1795702824048350\t1795702824048350
+                R\tw2.2-t6-257\t1795702824057692
+                L\tw2.2-t6-257\t1795702824057701\tCONNECTION_LOST
+                """);
+        FaultHistory history = new FaultHistory(journals).refresh();
+        history.load(List.of(new Write(4444, "hot-1", 1212, "w1.1-t7-310", 1795702825052430L)), Map.of("hot-1", 1L));
+
+        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-1"), 2_800_000,
+                2_000_000).check();
+
+        assertThat(checker.violations).isEmpty();
+        assertThat(checker.figures.get("unsafe overlaps")).isEqualTo(0L);
+    }
+
+    /** The same history with a later holder that had a token and wrote first: the earlier write came after it. */
+    @Test
+    void anEarlierHolderWritingAfterTheLaterHolderIsUnsafe(@TempDir Path journals) throws IOException {
+        Files.writeString(journals.resolve("w1.1.tsv"), """
+                S\tw1.1-t7-310\thot-1\t1212\t1795702824021676\t1795702823749876
+                E\tw1.1-t7-310\taccepted\t1795702825053300\t1795702825053302\t1795702824043294
+                L\tw1.1-t7-310\t1795702825053398\tCONNECTION_LOST
+                """);
+        Files.writeString(journals.resolve("w2.2.tsv"), """
+                S\tw2.2-t6-257\thot-1\t1213\t1795702824034871\t1795702823872119
+                E\tw2.2-t6-257\taccepted\t1795702824048350\t1795702824048350
+                """);
+        FaultHistory history = new FaultHistory(journals).refresh();
+        history.load(List.of(new Write(4443, "hot-1", 1213, "w2.2-t6-257", 1795702824040000L),
+                new Write(4444, "hot-1", 1212, "w1.1-t7-310", 1795702825052430L)), Map.of("hot-1", 2L));
+
+        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-1"), 2_800_000,
+                2_000_000).check();
+
+        assertThat(checker.violations).anyMatch(v -> v.startsWith("Unsafe overlap on 'hot-1'"));
+    }
+}
