@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -12,6 +13,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockLostException.Reason;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
@@ -26,37 +29,48 @@ import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
 
 /**
- * A failover to a replica whose clock runs 4 s ahead of the primary's (libfaketime; the lease's row replicated before
- * the primary dies): every lease row the promoted server holds was written by the old primary's clock, and
- * by the new one's it ends 4 s early. Under expiry by the server's clock, the lease of a holder that stopped renewing
- * as the primary died was granted again there about 11 s after its last renewal, while its holder counted on it for
- * 14.55 s; with observed expiry the promoted server grants no lease its holder renews, and a stalled holder's only
- * after the holder was told.
+ * A failover to a replica whose clock runs ahead of the primary's (libfaketime; the lease's row replicated before the
+ * primary dies): every lease row the promoted server holds was written by the old primary's clock, and by the new one's
+ * it ends early.
+ * <ul>
+ * <li>4 s ahead: under expiry by the server's clock, the lease of a holder that stopped renewing as the primary died
+ * was granted again there about 11 s after its last renewal, while its holder counted on it for 14.55 s; with observed
+ * expiry the promoted server grants no lease its holder renews, and a stalled holder's only after the holder was
+ * told.</li>
+ * <li>10 minutes ahead, within the default max-clock-skew (15 minutes): every membership the old primary wrote ended
+ * minutes ago by the new one's clock; the holder's membership renewal finds it so, the holder is told
+ * ({@code MEMBERSHIP_LOST}) and lets its leases go, and only then does another instance get the lock.</li>
+ * </ul>
  */
 class FailoverToAClockAheadTest {
 
     static final Duration AHEAD = Duration.ofSeconds(4);
+    static final Duration MINUTES_AHEAD = Duration.ofMinutes(10);
     static final Duration TTL = Duration.ofSeconds(15);
-    static ReplicatedServers servers;
+    static ReplicatedServers secondsAhead;
+    static ReplicatedServers minutesAhead;
 
     @BeforeAll
-    static void startPair() {
+    static void startPairs() {
         // libfaketime comes with Galera's Debian packages
         GaleraCluster.assumeAvailable("A failover to a server whose clock runs ahead");
         BlockingOperationControl.setIoThreadDetector(new IOThreadDetector[0]);
-        servers = ReplicatedServers.start(Durability.ASYNC, AHEAD);
+        secondsAhead = ReplicatedServers.start(Durability.ASYNC, AHEAD);
+        minutesAhead = ReplicatedServers.start(Durability.ASYNC, MINUTES_AHEAD);
     }
 
     @AfterAll
-    static void stopPair() {
-        if (servers != null) {
-            servers.close();
+    static void stopPairs() {
+        for (ReplicatedServers servers : new ReplicatedServers[] { secondsAhead, minutesAhead }) {
+            if (servers != null) {
+                servers.close();
+            }
         }
     }
 
     @Test
-    void thePromotedServerGrantsNoLeaseItsHolderRenewsAndAStalledOneOnlyOnceItsHolderWasTold() throws Exception {
-        TestDatabase primary = servers.primary();
+    void secondsAheadThePromotedServerGrantsNoLeaseItsHolderRenewsAndAStalledOneOnlyOnceItsHolderWasTold() throws Exception {
+        TestDatabase primary = secondsAhead.primary();
         try (TcpProxy renewingLink = TcpProxy.start("renewing", primary.port());
                 TcpProxy stalledLink = TcpProxy.start("stalled", primary.port());
                 TcpProxy takerLink = TcpProxy.start("taker", primary.port());
@@ -68,7 +82,7 @@ class FailoverToAClockAheadTest {
             long fence = stopped.fencingToken();
             CompletableFuture<Long> toldAt = new CompletableFuture<>();
             stopped.onLost(lost -> toldAt.complete(System.nanoTime()));
-            TestDatabase replica = servers.replica();
+            TestDatabase replica = secondsAhead.replica();
             LockApp.await("the lease rows on the replica", Duration.ofSeconds(30), () -> replica.queryLong(
                     "SELECT COUNT(*) FROM mysql_lock WHERE name IN ('promoted:renewed', 'promoted:stalled')") == 2);
 
@@ -77,7 +91,7 @@ class FailoverToAClockAheadTest {
             PeriodicWork renewals = stalled.locks.engine().periodicWork();
             renewals.pause(true);
             try {
-                TestDatabase promoted = servers.failOver();
+                TestDatabase promoted = secondsAhead.failOver();
                 for (TcpProxy link : List.of(renewingLink, stalledLink, takerLink)) {
                     link.retarget(promoted.port());
                 }
@@ -118,6 +132,57 @@ class FailoverToAClockAheadTest {
             }
             stopped.release();
             renewed.release();
+        }
+    }
+
+    @Test
+    void minutesAheadItsHolderIsToldMembershipLostBeforeThePromotedServerGrantsItsLease() throws Exception {
+        TestDatabase primary = minutesAhead.primary();
+        try (TcpProxy holderLink = TcpProxy.start("holder", primary.port());
+                TcpProxy takerLink = TcpProxy.start("taker", primary.port());
+                StandaloneLocks holder = lease("minutes-holder", primary.via(holderLink)).start();
+                StandaloneLocks taker = lease("minutes-taker", primary.via(takerLink)).start()) {
+            LockHandle held = holder.locks.acquire("minutes:held", Duration.ZERO);
+            long fence = held.fencingToken();
+            CompletableFuture<LockLostException> told = new CompletableFuture<>();
+            CompletableFuture<Long> toldAt = new CompletableFuture<>();
+            held.onLost(lost -> {
+                toldAt.complete(System.nanoTime());
+                told.complete(lost);
+            });
+            TestDatabase replica = minutesAhead.replica();
+            LockApp.await("the lease row on the replica", Duration.ofSeconds(30),
+                    () -> replica.queryLong("SELECT COUNT(*) FROM mysql_lock WHERE name = 'minutes:held'") == 1);
+
+            TestDatabase promoted = minutesAhead.failOver();
+            holderLink.retarget(promoted.port());
+            takerLink.retarget(promoted.port());
+            long aheadMillis = promoted.queryLong("SELECT ROUND(UNIX_TIMESTAMP(UTC_TIMESTAMP(6)) * 1000)")
+                    - System.currentTimeMillis();
+            assertThat(aheadMillis).as("the promoted server's clock ahead").isBetween(MINUTES_AHEAD.toMillis() - 5000,
+                    MINUTES_AHEAD.toMillis() + 5000);
+
+            // the taker tries again and again; whenever it gets the lock, its holder must have been told before
+            LockHandle next = null;
+            long grantedAt = 0;
+            long deadline = System.nanoTime() + TTL.multipliedBy(4).toNanos();
+            while (next == null && System.nanoTime() - deadline < 0) {
+                Optional<LockHandle> got = taker.locks.tryAcquire("minutes:held");
+                if (got.isPresent()) {
+                    grantedAt = System.nanoTime();
+                    next = got.get();
+                } else {
+                    TimeUnit.MILLISECONDS.sleep(100);
+                }
+            }
+            assertThat(next).as("the lock, once its holder let it go").isNotNull();
+            assertThat(toldAt).as("the holder was told before the promoted server granted its lease").isCompleted();
+            assertThat(toldAt.get()).isLessThan(grantedAt);
+            assertThat(told.get().reason()).isEqualTo(Reason.MEMBERSHIP_LOST);
+            assertThat(held.isValid()).isFalse();
+            assertThat(next.fencingToken()).isGreaterThan(fence);
+            next.release();
+            held.release();
         }
     }
 
