@@ -123,6 +123,24 @@ class ObservedExpiryTest {
         }
     }
 
+    /**
+     * A lease capped "for ever" ({@code holdingAtMost(Duration.ofNanos(Long.MAX_VALUE))}): its token records a length
+     * of about 292 years. Watching it must never ripen: its seen-for time, less the length and the margin, must not
+     * overflow into "long enough" (found by review: it did, and the first watch took the live lease).
+     */
+    @Test
+    void aLeaseOfAHugeLengthIsNeverTakenByWatching() throws Exception {
+        ServerState.update("INSERT INTO " + TABLE + " (name, owner, acquired_at, expires_at, fence) VALUES"
+                + " ('obs:forever', 'alive/1/live#00000000000f1/9223372036854775', UTC_TIMESTAMP(6),"
+                + " UTC_TIMESTAMP(6) + INTERVAL 280 YEAR, 5) ON DUPLICATE KEY UPDATE owner = VALUES(owner),"
+                + " acquired_at = VALUES(acquired_at), expires_at = VALUES(expires_at)");
+        try (StandaloneLocks taker = lease("obs-forever").start()) {
+            assertThat(taker.locks.tryAcquire("obs:forever")).as("first seen").isEmpty();
+            assertThat(taker.locks.tryAcquire("obs:forever", Duration.ofMillis(500))).as("watched a while").isEmpty();
+            assertThat(ServerState.queryLong("SELECT fence FROM " + TABLE + " WHERE name = 'obs:forever'")).isEqualTo(5);
+        }
+    }
+
     @Test
     void aLeaseThatEndedLongerAgoThanMaxClockSkewIsTakenAtOnce() {
         ServerState.update("INSERT INTO " + TABLE + " (name, owner, acquired_at, expires_at, fence) VALUES"

@@ -116,6 +116,28 @@ class ShedLockProviderTest {
     }
 
     @Test
+    void namedLockAtMostForOfAMillenniumHoldsUntilUnlocked() {
+        lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode.NAMED);
+    }
+
+    @Test
+    void leaseLockAtMostForOfAMillenniumHoldsUntilUnlocked() {
+        lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode.LEASE);
+    }
+
+    /** ShedLock accepts any lockAtMostFor: one beyond a century is held as a century ("for ever"), never leaked. */
+    private void lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode mode) {
+        try (Pair pair = Pair.of(mode, "shed-millennium-" + mode)) {
+            Duration millennium = Duration.ofDays(365L * 1000);
+            SimpleLock lock = pair.first.lock(config("shed:millennium", millennium, Duration.ZERO)).orElseThrow();
+            assertThat(pair.second.lock(config("shed:millennium", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            assertThat(lock.extend(millennium, Duration.ZERO)).isPresent().get()
+                    .satisfies(SimpleLock::unlock);
+            awaitFree(pair.second, "shed:millennium", "the lock to be given back by unlock");
+        }
+    }
+
+    @Test
     void namedLockAtLeastForKeepsTheLockAfterUnlock() {
         lockAtLeastForKeepsTheLockAfterUnlock(Mode.NAMED);
     }

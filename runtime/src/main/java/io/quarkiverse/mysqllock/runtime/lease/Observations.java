@@ -113,9 +113,7 @@ final class Observations {
         if (length < 0) {
             return Expected.legacy(watch.owner);
         }
-        return now - watch.seenAtNanos - length - LeaseEngine.watchMargin(length) >= 0
-                ? Expected.version(watch.owner, watch.expiresMicros)
-                : null;
+        return now - watch.seenAtNanos >= watchNanos(length) ? Expected.version(watch.owner, watch.expiresMicros) : null;
     }
 
     /** How long until a version seen of this name may be taken over; 0 if it may now, -1 if none is watched. */
@@ -128,8 +126,16 @@ final class Observations {
             return -1;
         }
         long length = lengthNanos(watch.owner);
-        return length < 0 ? 0
-                : Math.max(0, watch.seenAtNanos + length + LeaseEngine.watchMargin(length) - now);
+        return length < 0 ? 0 : Math.max(0, watchNanos(length) - (now - watch.seenAtNanos));
+    }
+
+    /**
+     * How long a version recording this length must be seen unchanged: the length and its margin, saturated (a token may
+     * record a length of centuries, whose sum with the margin would otherwise wrap into "long enough").
+     */
+    private static long watchNanos(long length) {
+        long needed = length + LeaseEngine.watchMargin(length);
+        return needed < 0 ? Long.MAX_VALUE : needed;
     }
 
     private static long lengthNanos(String owner) {
