@@ -2,17 +2,22 @@ package io.quarkiverse.mysqllock.deployment.lease;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
@@ -20,6 +25,7 @@ import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.test.Await;
+import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
@@ -141,6 +147,42 @@ class ObservedExpiryTest {
         }
     }
 
+    /**
+     * A lease lost here while its row still holds (the instance's membership lapsed: every lock is told lost, while their
+     * rows' leases run on) is taken again by another thread of this instance only once its holder's lease, as its holder
+     * counted it, has ended: the holder may have found it valid a moment before it was told (found by review: the row
+     * was taken again at once, by its own token, as soon as the membership was confirmed again).
+     */
+    @Test
+    void aLeaseLostHereIsTakenAgainHereOnlyOnceItsHolderCountedItEnded() throws Exception {
+        try (StandaloneLocks instance = lease("obs-lapse").ttl(Duration.ofSeconds(6)).keepalive(Duration.ofMillis(100))
+                .start()) {
+            LockHandle held = instance.locks.acquire("obs:lapse", Duration.ZERO);
+            AtomicReference<LockLostException> lost = new AtomicReference<>();
+            held.onLost(lost::set);
+            String formerEnd;
+            try (Connection transaction = TestDatabase.shared().connect();
+                    Statement statement = transaction.createStatement()) {
+                transaction.setAutoCommit(false);
+                // the membership's renewal waits for its row: the membership lapses, the lease's renewals go on
+                statement.executeQuery("SELECT * FROM " + TABLE + " WHERE name LIKE '~live~%'"
+                        + " AND owner LIKE '%/obs-lapse#%' FOR UPDATE").close();
+                LockApp.await("the lapse to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
+                assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
+                formerEnd = ServerState.queryString("SELECT CAST(expires_at AS CHAR) FROM " + TABLE
+                        + " WHERE name = 'obs:lapse'");
+                assertThat(ServerState.queryLong("SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), ?)", formerEnd))
+                        .as("the lease the holder was told lost runs on").isGreaterThan(2_000_000);
+            }
+            LockHandle again = Background.supply(() -> instance.locks.acquire("obs:lapse", Duration.ofSeconds(30)))
+                    .get(60, TimeUnit.SECONDS);
+            assertThat(ServerState.queryLong("SELECT TIMESTAMPDIFF(MICROSECOND, ?, UTC_TIMESTAMP(6))", formerEnd))
+                    .as("granted again here (µs after the former lease's end)").isGreaterThan(-1_000_000);
+            again.release();
+            held.release();
+        }
+    }
+
     @Test
     void aLeaseThatEndedLongerAgoThanMaxClockSkewIsTakenAtOnce() {
         ServerState.update("INSERT INTO " + TABLE + " (name, owner, acquired_at, expires_at, fence) VALUES"
@@ -185,7 +227,11 @@ class ObservedExpiryTest {
             Await.until("the capped hold to end", Duration.ofSeconds(10), () -> !capped.isValid());
             // another instance sees it for the first time: it watches it a whole lease first
             assertThat(other.locks.tryAcquire("obs:own")).as("first seen by another instance").isEmpty();
-            // the instance whose hold ended (its holder told, its lease renewed by no one): at once
+            // the instance whose hold ended (its holder told, its lease renewed by no one): once the lease ended as its
+            // holder counted it (no later than the row's end), without watching it for a lease
+            Await.until("the capped lease to end by the server's clock", Duration.ofSeconds(10),
+                    () -> ServerState.queryLong("SELECT expires_at < UTC_TIMESTAMP(6) FROM " + TABLE
+                            + " WHERE name = 'obs:own'") == 1);
             LockHandle again = one.locks.tryAcquire("obs:own").orElseThrow();
             assertThat(again.fencingToken()).isGreaterThan(fence);
             again.release();

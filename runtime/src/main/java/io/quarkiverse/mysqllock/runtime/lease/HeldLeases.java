@@ -77,8 +77,9 @@ final class HeldLeases {
 
     void lose(Lease lease, LockLostException.Reason reason, String message, Throwable cause) {
         notifier.lose(lease, reason, message, cause);
-        // told, and renewed no more: the next holder of this instance may take its row over at once
-        observations.ended(lease.serverName, lease.ownerTokens());
+        // told, and renewed no more: the next holder of this instance may take its row over once the lease has ended
+        // as its holder counted it (it may have found it valid a moment before it was told), without watching it
+        observations.ended(lease.serverName, lease.ownerTokens(), lease.confirmedUntilNanos);
         local.remove(lease.serverName, lease);
         // Other threads of this instance may now compete for the name.
         openGate(lease);

@@ -94,13 +94,15 @@ final class LeaseBatches {
     }
 
     private final ConnectionSource connections;
+    private final Observations observations;
     private final LeaseStatements statements;
     private final Combiner<Op, Answer> combiner;
     private final KeptConnection connection;
 
-    LeaseBatches(ConnectionSource connections, LeaseStatements statements) {
+    LeaseBatches(ConnectionSource connections, LeaseStatements statements, Observations observations) {
         this.connections = connections;
         this.statements = statements;
+        this.observations = observations;
         this.combiner = new Combiner<>(MAX_BATCH, this::runBatch, op -> Answer.UNANSWERED);
         this.connection = new KeptConnection(connections, "(lease takes and releases)");
     }
@@ -323,6 +325,8 @@ final class LeaseBatches {
         } catch (SQLException | RuntimeException e) {
             LOG.debugf("Giving up %d lease take(s) in doubt at once failed, it is done in the background: %s",
                     takes.size(), e.getMessage());
+            // nobody holds them: until they are given up, this instance's next take of each name takes its row over
+            takes.forEach(take -> observations.ended(take.serverName(), List.of(take.ownerToken())));
             try {
                 connections.executor().execute(() -> abandonWaiting(takes));
             } catch (RejectedExecutionException shutDown) {

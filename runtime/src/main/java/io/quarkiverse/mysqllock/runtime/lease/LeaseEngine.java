@@ -92,7 +92,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         this.tableName = table.name();
         this.statements = new LeaseStatements(connections, table, TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos));
         this.administration = new LeaseAdministration(connections, table);
-        this.batches = new LeaseBatches(connections, statements);
+        this.batches = new LeaseBatches(connections, statements, observations);
         this.takes = new TakeLoop(connections, statements, batches, membership, observations, identity, ttlNanos);
         this.clock = new ClockCheck(connections, new ServerClock(table), maxClockSkewNanos);
         this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, ttlNanos,

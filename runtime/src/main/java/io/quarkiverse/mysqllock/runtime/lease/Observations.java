@@ -34,8 +34,15 @@ final class Observations {
     private record Watch(String owner, long expiresMicros, long seenAtNanos) {
     }
 
+    /** A token of this instance's whose row it may take over from {@code fromNanos} on. */
+    private record Own(String token, long fromNanos) {
+        boolean ripe(long now) {
+            return now - fromNanos >= 0;
+        }
+    }
+
     private final Map<String, Watch> watched = bounded();
-    private final Map<String, List<String>> ownEnded = bounded();
+    private final Map<String, List<Own>> ownEnded = bounded();
 
     private static <V> Map<String, V> bounded() {
         return new LinkedHashMap<>(16, 0.75f, true) {
@@ -51,8 +58,8 @@ final class Observations {
      * unchanged version keeps the moment it was first seen.
      */
     synchronized void saw(String serverName, String owner, long expiresMicros, long answeredAtNanos) {
-        List<String> own = ownEnded.get(serverName);
-        if (own != null && (owner == null || !own.contains(owner))) {
+        List<Own> own = ownEnded.get(serverName);
+        if (own != null && (owner == null || own.stream().noneMatch(mine -> mine.token.equals(owner)))) {
             ownEnded.remove(serverName); // given up since, or taken over
         }
         if (owner == null) {
@@ -66,21 +73,32 @@ final class Observations {
     }
 
     /**
-     * A lease of this instance's ended here (its holder told), or a take of its own may have committed unanswered (no
-     * one was told it holds it), with its row perhaps still in its name under these tokens.
+     * A row of this instance's that nobody here counts on, perhaps still in its name under these tokens: a take that
+     * may have committed unanswered (no one was told it holds it), or a lease whose release could not give it up. It
+     * may be taken over at once.
      */
     synchronized void ended(String serverName, List<String> tokens) {
-        List<String> known = ownEnded.getOrDefault(serverName, List.of());
-        List<String> all = new ArrayList<>(known);
-        tokens.stream().filter(token -> !known.contains(token)).forEach(all::add);
+        ended(serverName, tokens, System.nanoTime());
+    }
+
+    /**
+     * A lease of this instance's was lost here (its holder told) while its row may still be its: it may be taken over
+     * from {@code fromNanos} on, the end of the lease as its holder counted it (it may have found its lease valid a
+     * moment before it was told).
+     */
+    synchronized void ended(String serverName, List<String> tokens, long fromNanos) {
+        List<Own> known = ownEnded.getOrDefault(serverName, List.of());
+        List<Own> all = new ArrayList<>(known.size() + tokens.size());
+        known.stream().filter(mine -> !tokens.contains(mine.token)).forEach(all::add);
+        tokens.forEach(token -> all.add(new Own(token, fromNanos)));
         ownEnded.put(serverName, List.copyOf(all));
     }
 
     /** The row of this instance's lease with these tokens was given up, or found not to be ours. */
     synchronized void settled(String serverName, List<String> tokens) {
-        List<String> known = ownEnded.get(serverName);
+        List<Own> known = ownEnded.get(serverName);
         if (known != null) {
-            List<String> left = known.stream().filter(token -> !tokens.contains(token)).toList();
+            List<Own> left = known.stream().filter(mine -> !tokens.contains(mine.token)).toList();
             if (left.isEmpty()) {
                 ownEnded.remove(serverName);
             } else {
@@ -97,13 +115,16 @@ final class Observations {
 
     /**
      * What a take of this name may replace now besides a free or long-dead row: a row of this instance's that ended
-     * here, a version seen unchanged for its whole lease and margin, or a version of an older holder that recorded no
-     * length (the old rule: once its end passed by the taking server's clock); null if none.
+     * here (from the moment its holder counted it ended), a version seen unchanged for its whole lease and margin, or a
+     * version of an older holder that recorded no length (the old rule: once its end passed by the taking server's
+     * clock); null if none.
      */
     synchronized Expected expected(String serverName, long now) {
-        List<String> own = ownEnded.get(serverName);
-        if (own != null) {
-            return Expected.own(own);
+        List<Own> own = ownEnded.get(serverName);
+        List<String> ripe = own == null ? List.of()
+                : own.stream().filter(mine -> mine.ripe(now)).map(Own::token).toList();
+        if (!ripe.isEmpty()) {
+            return Expected.own(ripe);
         }
         Watch watch = watched.get(serverName);
         if (watch == null) {
@@ -116,17 +137,26 @@ final class Observations {
         return now - watch.seenAtNanos >= watchNanos(length) ? Expected.version(watch.owner, watch.expiresMicros) : null;
     }
 
-    /** How long until a version seen of this name may be taken over; 0 if it may now, -1 if none is watched. */
+    /**
+     * How long until a row of this name may be taken over (a version seen, a row of this instance's); 0 if it may now,
+     * -1 if none is known.
+     */
     synchronized long ripeInNanos(String serverName, long now) {
-        if (ownEnded.containsKey(serverName)) {
-            return 0;
+        long ripeIn = -1;
+        for (Own mine : ownEnded.getOrDefault(serverName, List.of())) {
+            ripeIn = earlier(ripeIn, Math.max(0, mine.fromNanos - now));
         }
         Watch watch = watched.get(serverName);
-        if (watch == null) {
-            return -1;
+        if (watch != null) {
+            long length = lengthNanos(watch.owner);
+            ripeIn = earlier(ripeIn, length < 0 ? 0 : Math.max(0, watchNanos(length) - (now - watch.seenAtNanos)));
         }
-        long length = lengthNanos(watch.owner);
-        return length < 0 ? 0 : Math.max(0, watchNanos(length) - (now - watch.seenAtNanos));
+        return ripeIn;
+    }
+
+    /** The earlier of two waits, -1 standing for none. */
+    private static long earlier(long wait, long other) {
+        return wait < 0 ? other : Math.min(wait, other);
     }
 
     /**
