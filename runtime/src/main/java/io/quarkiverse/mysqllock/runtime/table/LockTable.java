@@ -94,7 +94,7 @@ public final class LockTable {
      *
      * @throws IllegalStateException with the DDL to run, if it does not
      */
-    public void verifyExists(Connection connection) throws SQLException {
+    private void verifyExists(Connection connection) throws SQLException {
         if (createTable) {
             return;
         }
@@ -106,6 +106,46 @@ public final class LockTable {
             }
             return null;
         });
+    }
+
+    /**
+     * Checks, at start-up, that the table exists when its creation is disabled, and that the columns a lease's version
+     * lives in can hold it: {@code owner} wide enough for this instance's owner tokens (a server in a non-strict SQL
+     * mode cuts a token short, and with it the lease length it records: watchers would count a shorter lease), and
+     * {@code expires_at} to the microsecond (two renewals within a second would otherwise leave the same version, which
+     * a watcher takes for a dead holder's).
+     *
+     * @param longestOwner the longest owner token this instance writes
+     * @throws IllegalStateException saying what to create or alter
+     */
+    public void verify(Connection connection, int longestOwner) throws SQLException {
+        verifyExists(connection);
+        int dot = table.indexOf('.');
+        List<String> problems = new ArrayList<>();
+        try (PreparedStatement columns = connection.prepareStatement("SELECT COLUMN_NAME, CHARACTER_MAXIMUM_LENGTH,"
+                + " DATETIME_PRECISION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())"
+                + " AND TABLE_NAME = ? AND COLUMN_NAME IN ('owner', 'expires_at')")) {
+            columns.setString(1, dot < 0 ? null : table.substring(0, dot));
+            columns.setString(2, table.substring(dot + 1));
+            try (ResultSet rs = columns.executeQuery()) {
+                while (rs.next()) {
+                    long width = rs.getLong(2);
+                    long digits = rs.getLong(3);
+                    if (rs.getString(1).equalsIgnoreCase("owner") && width < longestOwner) {
+                        problems.add("owner is VARCHAR(" + width + "), its owner tokens need up to " + longestOwner
+                                + " characters");
+                    } else if (rs.getString(1).equalsIgnoreCase("expires_at") && digits < 6) {
+                        problems.add("expires_at keeps " + digits + " fractional digits, not 6");
+                    }
+                }
+            }
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("The lock table '" + table + "' cannot hold a lease's version: "
+                    + String.join("; ", problems) + ". Alter it as the shipped DDL (" + DDL_RESOURCE + ") has it: ALTER"
+                    + " TABLE " + table + " MODIFY owner VARCHAR(255) NULL, MODIFY expires_at DATETIME(6) NOT NULL"
+                    + " DEFAULT '1970-01-01 00:00:00.000000'");
+        }
     }
 
     /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */

@@ -15,6 +15,11 @@ public final class OwnerTokens {
     private OwnerTokens() {
     }
 
+    /** The longest owner token an instance of this identity writes: {@code #}, the random part, {@code /}, a long. */
+    public static int longest(String identity) {
+        return identity.length() + 1 + RANDOM_DIGITS + 1 + String.valueOf(Long.MAX_VALUE).length();
+    }
+
     /** The token of an acquisition ({@code <identity>#<random>}) with the length of its lease. */
     public static String withLength(String acquisition, long lengthMicros) {
         return acquisition + LENGTH + lengthMicros;
