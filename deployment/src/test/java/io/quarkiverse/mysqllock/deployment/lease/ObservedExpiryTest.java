@@ -183,6 +183,31 @@ class ObservedExpiryTest {
         }
     }
 
+    /**
+     * A capped lease extended by the same length on a server whose clock stands still: each extension writes the same
+     * end and token, and must still change the row's version (found by review: it did not, and a watcher took the lease
+     * its holder had extended a moment before).
+     */
+    @Test
+    void anExtensionOnAServerWhoseClockStandsStillChangesTheVersion() throws Exception {
+        try (StandaloneLocks holder = lease("obs-still").on(clockShifted(0)).start();
+                StandaloneLocks watcher = lease("obs-still-watcher").start()) {
+            LockHandle held = holder.locks.acquire("obs:still", LockOptions.waitingUpTo(Duration.ZERO)
+                    .holdingAtMost(Duration.ofSeconds(1)));
+            long until = System.nanoTime() + TTL.multipliedBy(4).toNanos();
+            int extensions = 0;
+            while (System.nanoTime() - until < 0) {
+                assertThat(held.extend(Duration.ofSeconds(1))).isTrue();
+                extensions++;
+                assertThat(watcher.locks.tryAcquire("obs:still")).as("a lease extended a moment ago").isEmpty();
+                TimeUnit.MILLISECONDS.sleep(50);
+            }
+            assertThat(extensions).isGreaterThan(10);
+            assertThat(held.isValid()).isTrue();
+            held.release();
+        }
+    }
+
     @Test
     void aLeaseThatEndedLongerAgoThanMaxClockSkewIsTakenAtOnce() {
         ServerState.update("INSERT INTO " + TABLE + " (name, owner, acquired_at, expires_at, fence) VALUES"
