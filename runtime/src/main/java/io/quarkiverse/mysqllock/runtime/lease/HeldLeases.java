@@ -123,6 +123,6 @@ final class HeldLeases {
 
     static String describe(Lease lease) {
         Thread owner = lease.owner();
-        return lease.ownerToken + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
+        return lease.ownerToken() + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
     }
 }

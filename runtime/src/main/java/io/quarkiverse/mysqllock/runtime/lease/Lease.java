@@ -14,15 +14,25 @@ import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
 final class Lease extends HeldLock implements OwnedLease {
 
     /**
-     * Holder identity, a token unique to this acquisition and the lease's length: the row's {@code owner}. An extension
-     * of a capped lease changes the length, under {@link #extending}.
+     * The row's {@code owner} as this lease knows it: the current token (holder identity, a token unique to this
+     * acquisition and the lease's length) and the tokens before extensions whose answers were lost (the row may have any
+     * of them or the current one), else none. One value, so a reader never sees a new token without the former ones; an
+     * extension of a capped lease changes it, under {@link #extending}.
      */
-    volatile String ownerToken;
-    /**
-     * The tokens before extensions whose answers were lost (the row may have any of them or {@link #ownerToken}), else
-     * none; under {@link #extending}.
-     */
-    volatile List<String> formerTokens = List.of();
+    private volatile Tokens tokens;
+
+    private record Tokens(String current, List<String> former) {
+        List<String> all() {
+            if (former.isEmpty()) {
+                return List.of(current);
+            }
+            List<String> all = new ArrayList<>(former.size() + 1);
+            all.add(current);
+            all.addAll(former);
+            return List.copyOf(all);
+        }
+    }
+
     final long fence;
     final LocalGate gate;
     /** False for a capped lease ({@code atMostFor}): the watchdog lets it expire. */
@@ -44,7 +54,7 @@ final class Lease extends HeldLock implements OwnedLease {
             long confirmedUntilNanos) {
         super(name, serverName, since);
         this.renewable = renewable;
-        this.ownerToken = ownerToken;
+        this.tokens = new Tokens(ownerToken, List.of());
         this.fence = fence;
         this.gate = gate;
         this.confirmedUntilNanos = confirmedUntilNanos;
@@ -62,19 +72,12 @@ final class Lease extends HeldLock implements OwnedLease {
 
     @Override
     public String ownerToken() {
-        return ownerToken;
+        return tokens.current;
     }
 
     @Override
     public List<String> ownerTokens() {
-        List<String> former = formerTokens;
-        if (former.isEmpty()) {
-            return List.of(ownerToken);
-        }
-        List<String> all = new ArrayList<>(former.size() + 1);
-        all.add(ownerToken);
-        all.addAll(former);
-        return List.copyOf(all);
+        return tokens.all();
     }
 
     /**
@@ -82,11 +85,15 @@ final class Lease extends HeldLock implements OwnedLease {
      * statement does not reach the server. Under {@link #extending}.
      */
     void relengthen(long lengthMicros) {
-        String token = OwnerTokens.relengthened(ownerToken, lengthMicros);
-        if (!token.equals(ownerToken)) {
-            List<String> candidates = ownerTokens();
-            ownerToken = token;
-            formerTokens = candidates;
+        Tokens known = tokens;
+        String token = OwnerTokens.relengthened(known.current, lengthMicros);
+        if (!token.equals(known.current)) {
+            tokens = new Tokens(token, known.all());
         }
+    }
+
+    /** After an extension's statement answered: the row has the current token. Under {@link #extending}. */
+    void extended() {
+        tokens = new Tokens(tokens.current, List.of());
     }
 }

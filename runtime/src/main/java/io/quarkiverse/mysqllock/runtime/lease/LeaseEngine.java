@@ -328,7 +328,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         ensureOpen();
         return administration.holders(row -> {
             Lease mine = leases.get(row.name());
-            boolean ours = mine != null && mine.isHeld() && mine.ownerToken.equals(row.holder());
+            boolean ours = mine != null && mine.isHeld() && mine.ownerToken().equals(row.holder());
             return ours ? new LockInfo(row.name(), HeldLeases.describe(mine), mine.since, row.fencingToken(),
                     LockMode.LEASE) : row;
         });

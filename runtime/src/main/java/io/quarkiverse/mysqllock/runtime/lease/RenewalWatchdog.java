@@ -206,7 +206,7 @@ final class RenewalWatchdog {
         metrics.renewed(extended);
         if (extended == 1) {
             lease.confirmedUntilNanos = sentAt + lengthNanos;
-            lease.formerTokens = List.of(); // the row has the new token
+            lease.extended(); // the row has the new token
         } else {
             sortOut(raw, List.of(lease), sentAt + lengthNanos);
         }
