@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A loopback TCP proxy in front of a database server, for network faults: {@link #stall()} stops forwarding bytes while
@@ -97,13 +98,7 @@ public final class TcpProxy implements AutoCloseable {
      * @return whether such a connection was open
      */
     public boolean stallConnection(int serverSidePort) {
-        for (Link link : links) {
-            if (link.upstream.getLocalPort() == serverSidePort) {
-                link.stalled = true;
-                return true;
-            }
-        }
-        return false;
+        return withLink(serverSidePort, link -> link.stalled = true);
     }
 
     /**
@@ -114,9 +109,13 @@ public final class TcpProxy implements AutoCloseable {
      * @return whether such a connection was open
      */
     public boolean stallAnswers(int serverSidePort) {
+        return withLink(serverSidePort, link -> link.answersStalled = true);
+    }
+
+    private boolean withLink(int serverSidePort, Consumer<Link> action) {
         for (Link link : links) {
             if (link.upstream.getLocalPort() == serverSidePort) {
-                link.answersStalled = true;
+                action.accept(link);
                 return true;
             }
         }
@@ -250,14 +249,18 @@ public final class TcpProxy implements AutoCloseable {
         }
     }
 
+    private boolean holds(Link link, boolean answers) {
+        return stalled || link.stalled || (answers && link.answersStalled);
+    }
+
     private void awaitNotStalled(Link link, boolean answers) throws InterruptedException {
-        if (!stalled && !link.stalled && !(answers && link.answersStalled)) {
+        if (!holds(link, answers)) {
             return;
         }
         heldBack.incrementAndGet();
         try {
             synchronized (stallMonitor) {
-                while ((stalled || link.stalled || (answers && link.answersStalled)) && !closed) {
+                while (holds(link, answers) && !closed) {
                     stallMonitor.wait();
                 }
             }

@@ -10,12 +10,12 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.deployment.testing.OwnServer;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
@@ -23,8 +23,6 @@ import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TcpProxy;
 import io.quarkiverse.mysqllock.test.TestDatabase;
-import io.quarkus.runtime.BlockingOperationControl;
-import io.quarkus.runtime.IOThreadDetector;
 
 /**
  * {@code forceRelease} ends another instance's lease, and this instance takes the name before the force-release's
@@ -34,24 +32,12 @@ import io.quarkus.runtime.IOThreadDetector;
  */
 class ForceReleaseEndsOnlyWhatItEndedTest {
 
-    /** A server of its own, with privilege checks on: only then does it show each session's client port. */
-    static TestDatabase db;
-
-    @BeforeAll
-    static void start() {
-        BlockingOperationControl.setIoThreadDetector(new IOThreadDetector[0]);
-        db = TestDatabase.startEmbedded().withPrivilegeChecks();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (db != null) {
-            db.stop();
-        }
-    }
+    @RegisterExtension
+    static final OwnServer server = new OwnServer();
 
     @Test
     void aLeaseTakenWhileTheForceReleaseAnswerIsOnItsWayIsNotEnded() throws Exception {
+        TestDatabase db = server.db();
         try (TcpProxy proxy = TcpProxy.start("force-release", db.port());
                 StandaloneLocks other = StandaloneLocks.Settings.of("force-other").on(db).mode(Mode.LEASE)
                         .ttl(Duration.ofSeconds(10)).start();

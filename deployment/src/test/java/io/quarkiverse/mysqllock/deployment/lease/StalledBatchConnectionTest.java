@@ -8,11 +8,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.deployment.testing.OwnServer;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
@@ -20,8 +20,6 @@ import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TcpProxy;
 import io.quarkiverse.mysqllock.test.TestDatabase;
-import io.quarkus.runtime.BlockingOperationControl;
-import io.quarkus.runtime.IOThreadDetector;
 
 /**
  * The connection the LEASE engine keeps for its batched takes and releases stalls (the network stops answering on it,
@@ -34,24 +32,12 @@ class StalledBatchConnectionTest {
 
     static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(3);
 
-    /** A server of its own, with privilege checks on: only then does it show each session's client port. */
-    static TestDatabase db;
-
-    @BeforeAll
-    static void start() {
-        BlockingOperationControl.setIoThreadDetector(new IOThreadDetector[0]);
-        db = TestDatabase.startEmbedded().withPrivilegeChecks();
-    }
-
-    @AfterAll
-    static void stop() {
-        if (db != null) {
-            db.stop();
-        }
-    }
+    @RegisterExtension
+    static final OwnServer server = new OwnServer();
 
     @Test
     void takesAndReleasesQueuedBehindAStalledBatchGoAlone() throws Exception {
+        TestDatabase db = server.db();
         // the rows exist already: each take below is one statement on the batch connection, none of a connection of its own
         try (StandaloneLocks seeding = StandaloneLocks.Settings.of("stall-seed").on(db).mode(Mode.LEASE).start()) {
             for (String name : List.of("stall:warm", "stall:first", "stall:queued")) {
