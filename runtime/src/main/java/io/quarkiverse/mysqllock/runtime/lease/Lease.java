@@ -81,15 +81,13 @@ final class Lease extends HeldLock implements OwnedLease {
     }
 
     /**
-     * Before an extension's statement: the row will record this length in its token, or keep the one it has if the
-     * statement does not reach the server. Under {@link #extending}.
+     * Before an extension's statement: the row will have a new token recording this length (a new version, whatever
+     * the server's clock reads), or keep one of those it may have if the statement does not reach the server. Under
+     * {@link #extending}.
      */
-    void relengthen(long lengthMicros) {
+    void nextToken(long lengthMicros) {
         Tokens known = tokens;
-        String token = OwnerTokens.relengthened(known.current, lengthMicros);
-        if (!token.equals(known.current)) {
-            tokens = new Tokens(token, known.all());
-        }
+        tokens = new Tokens(OwnerTokens.next(known.current, lengthMicros), known.all());
     }
 
     /** After an extension's statement answered: the row has the current token. Under {@link #extending}. */

@@ -132,7 +132,7 @@ final class RenewalWatchdog {
             boolean extended = false;
             if (lease.lost == null) {
                 // the token records the lease's length, for those who watch the row
-                lease.relengthen(TimeUnit.NANOSECONDS.toMicros(lengthNanos));
+                lease.nextToken(TimeUnit.NANOSECONDS.toMicros(lengthNanos));
                 extended = renew(List.of(lease), lengthNanos, true);
             }
             LockLostException lost = lease.lost;

@@ -252,17 +252,7 @@ final class TakeLoop {
 
     /** A new acquisition's owner token: this instance, a random part, the lease's length. */
     private String newToken(long leaseMicros) {
-        return OwnerTokens.withLength(identity + "#" + token(), leaseMicros);
-    }
-
-    /**
-     * 52 random bits in 13 hex digits: with the instance's identity, unique to this acquisition (a batched give-up and a
-     * renewal match a row on its name and its token). Not a UUID: its SecureRandom reads the kernel's entropy device
-     * under a lock, a system call every other acquisition.
-     */
-    private static String token() {
-        return Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xF_FFFF_FFFF_FFFFL | 0x10_0000_0000_0000L)
-                .substring(1);
+        return OwnerTokens.fresh(identity, leaseMicros);
     }
 
     /** Null if {@code throwIfBusy} is false; else throws that the lock is busy. */

@@ -471,25 +471,22 @@ public final class LeaseStatements {
     }
 
     /**
-     * Extends a capped lease ({@code LockHandle.extend}): its end {@code lengthNanos} from now, its owner token the one
-     * that records this length ({@link OwnerTokens}), in place of whichever of its tokens the row has: 1 if it was
+     * Extends a capped lease ({@code LockHandle.extend}): its end {@code lengthNanos} from now, its owner token a new one
+     * that records this length ({@link OwnerTokens#next}), in place of whichever of its tokens the row has: 1 if it was
      * still ours.
      */
     public int extend(Connection raw, String prefix, OwnedLease lease, long lengthNanos) throws SQLException {
         List<String> tokens = lease.ownerTokens();
-        // A new version, even with the same length (the same token) on a server whose clock stands still or stepped
-        // back: never the end the row has (an extension may shorten it, so not GREATEST as a renewal).
+        // The new token is one the row never had (OwnerTokens.next): a new version whatever the end written, even on a
+        // server whose clock stands still.
         StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
-                .append(" SET owner = ?, expires_at = IF(UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND = expires_at,")
-                .append(" expires_at + INTERVAL 1 MICROSECOND, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND) WHERE name = ?");
+                .append(" SET owner = ?, expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE name = ?");
         appendIn(sql.append(" AND owner IN ("), tokens.size());
-        long micros = TimeUnit.NANOSECONDS.toMicros(lengthNanos);
         return retryingDeadlocks(() -> {
             try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
                 int index = 1;
                 statement.setString(index++, lease.ownerToken());
-                statement.setLong(index++, micros);
-                statement.setLong(index++, micros);
+                statement.setLong(index++, TimeUnit.NANOSECONDS.toMicros(lengthNanos));
                 statement.setString(index++, lease.serverName());
                 for (String token : tokens) {
                     statement.setString(index++, token);

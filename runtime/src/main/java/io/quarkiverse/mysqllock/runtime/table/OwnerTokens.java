@@ -1,5 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.table;
 
+import java.util.concurrent.ThreadLocalRandom;
+
 /**
  * A lease row's {@code owner}: {@code <identity>#<13 hex digits>/<lease length in microseconds>}. The hex digits make
  * it unique to one acquisition; the length is that of the row's current lease (the ttl of a renewed lease, the cap or
@@ -20,14 +22,34 @@ public final class OwnerTokens {
         return identity.length() + 1 + RANDOM_DIGITS + 1 + String.valueOf(Long.MAX_VALUE).length();
     }
 
+    /** A token never used before, of this holder identity, recording this lease length. */
+    public static String fresh(String identity, long lengthMicros) {
+        return withLength(identity + "#" + random(), lengthMicros);
+    }
+
+    /**
+     * A token never used before, of the same holder, recording another lease length: an extension of a capped lease.
+     * Never the token the row has, even with the same length: on a server whose clock stands still, an extension
+     * writes the same end, and the row's version must still change (a watcher that saw it would take a lease its holder
+     * just extended).
+     */
+    public static String next(String token, long lengthMicros) {
+        return fresh(token.substring(0, token.lastIndexOf('#')), lengthMicros);
+    }
+
     /** The token of an acquisition ({@code <identity>#<random>}) with the length of its lease. */
     public static String withLength(String acquisition, long lengthMicros) {
         return acquisition + LENGTH + lengthMicros;
     }
 
-    /** The same acquisition's token with another lease length (an extension of a capped lease). */
-    public static String relengthened(String token, long lengthMicros) {
-        return withLength(acquisition(token), lengthMicros);
+    /**
+     * 52 random bits in 13 hex digits: with the instance's identity, unique to this acquisition (a batched give-up and a
+     * renewal match a row on its name and its token). Not a UUID: its SecureRandom reads the kernel's entropy device
+     * under a lock, a system call every other acquisition.
+     */
+    private static String random() {
+        return Long.toHexString(ThreadLocalRandom.current().nextLong() & 0xF_FFFF_FFFF_FFFFL | 0x10_0000_0000_0000L)
+                .substring(1);
     }
 
     /** The token without its length. */
