@@ -64,10 +64,12 @@ public final class LockOptions {
      * a job that finished quickly is not run again by an instance whose clock or trigger is a little late). The lock
      * kept no longer belongs to the caller: the same thread acquiring the name meanwhile contends for it. Zero: none.
      *
-     * @throws IllegalArgumentException if negative, null, or longer than a cap set with {@link #holdingAtMost}
+     * @throws IllegalArgumentException if negative, null, longer than {@link #MAX_AT_MOST_FOR} (a century), or longer
+     *         than a cap set with {@link #holdingAtMost}
      */
     public LockOptions holdingAtLeast(Duration atLeastFor) {
         notNegative("atLeastFor", atLeastFor);
+        atMostACentury("Lock option atLeastFor", atLeastFor);
         checkOrder(atLeastFor, atMostFor);
         return new LockOptions(wait, atLeastFor, atMostFor, nesting);
     }
@@ -114,6 +116,10 @@ public final class LockOptions {
             throw new IllegalArgumentException(what + " must be at least " + MIN_AT_MOST_FOR_TEXT + orZero + ", not "
                     + length);
         }
+        return atMostACentury(what, length);
+    }
+
+    private static Duration atMostACentury(String what, Duration length) {
         if (length.compareTo(MAX_AT_MOST_FOR) > 0) {
             throw new IllegalArgumentException(what + " must be at most " + MAX_AT_MOST_FOR.toDays() + " days ("
                     + MAX_AT_MOST_FOR + "), not " + length);

@@ -48,6 +48,9 @@ class LockOptionsTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 36500 days");
         assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 36500 days");
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtLeast(LockOptions.MAX_AT_MOST_FOR.plusNanos(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atLeastFor")
+                .hasMessageContaining("at most 36500 days");
         assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(Duration.ofSeconds(2))
                 .holdingAtLeast(Duration.ofSeconds(3))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("atLeastFor").hasMessageContaining("atMostFor");
