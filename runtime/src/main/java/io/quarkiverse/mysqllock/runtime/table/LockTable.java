@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -121,24 +122,43 @@ public final class LockTable {
     public void verify(Connection connection, int longestOwner) throws SQLException {
         verifyExists(connection);
         int dot = table.indexOf('.');
+        boolean exists = false;
+        boolean owner = false;
+        boolean expiresAt = false;
         List<String> problems = new ArrayList<>();
-        try (PreparedStatement columns = connection.prepareStatement("SELECT COLUMN_NAME, CHARACTER_MAXIMUM_LENGTH,"
-                + " DATETIME_PRECISION FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = COALESCE(?, DATABASE())"
-                + " AND TABLE_NAME = ? AND COLUMN_NAME IN ('owner', 'expires_at')")) {
+        try (PreparedStatement columns = connection.prepareStatement("SELECT COLUMN_NAME, DATA_TYPE,"
+                + " CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION FROM information_schema.COLUMNS"
+                + " WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?")) {
             columns.setString(1, dot < 0 ? null : table.substring(0, dot));
             columns.setString(2, table.substring(dot + 1));
             try (ResultSet rs = columns.executeQuery()) {
                 while (rs.next()) {
-                    long width = rs.getLong(2);
-                    long digits = rs.getLong(3);
-                    if (rs.getString(1).equalsIgnoreCase("owner") && width < longestOwner) {
-                        problems.add("owner is VARCHAR(" + width + "), its owner tokens need up to " + longestOwner
-                                + " characters");
-                    } else if (rs.getString(1).equalsIgnoreCase("expires_at") && digits < 6) {
-                        problems.add("expires_at keeps " + digits + " fractional digits, not 6");
+                    exists = true;
+                    String column = rs.getString(1);
+                    String type = rs.getString(2);
+                    if (column.equalsIgnoreCase("owner")) {
+                        owner = true;
+                        if (rs.getLong(3) < longestOwner) {
+                            problems.add("owner is " + type.toUpperCase(Locale.ROOT) + "(" + rs.getLong(3)
+                                    + "), its owner tokens need up to " + longestOwner + " characters");
+                        }
+                    } else if (column.equalsIgnoreCase("expires_at")) {
+                        expiresAt = true;
+                        if (!type.equalsIgnoreCase("datetime")) {
+                            problems.add("expires_at is " + type.toUpperCase(Locale.ROOT) + ", not DATETIME"
+                                    + " (a TIMESTAMP ends in 2038, before the longest lease)");
+                        } else if (rs.getLong(4) < 6) {
+                            problems.add("expires_at keeps " + rs.getLong(4) + " fractional digits, not 6");
+                        }
                     }
                 }
             }
+        }
+        if (exists && !owner) {
+            problems.add("it has no column owner");
+        }
+        if (exists && !expiresAt) {
+            problems.add("it has no column expires_at");
         }
         if (!problems.isEmpty()) {
             throw new IllegalStateException("The lock table '" + table + "' cannot hold a lease's version: "
