@@ -515,7 +515,7 @@ public final class FaultSuite {
         db.execute("CREATE TABLE resource (name VARCHAR(64) PRIMARY KEY, value BIGINT NOT NULL DEFAULT 0,"
                 + " last_fence BIGINT NOT NULL DEFAULT 0)");
         db.execute("CREATE TABLE resource_write (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
-                + " fence BIGINT NOT NULL, section VARCHAR(100) NOT NULL, written_at DATETIME(6) NOT NULL)");
+                + " fence BIGINT NOT NULL, section VARCHAR(100) NOT NULL, written_at BIGINT NOT NULL)");
         for (String name : names) {
             db.execute("INSERT INTO resource (name) VALUES ('" + name + "')");
         }
