@@ -49,21 +49,20 @@ public interface LockHandle extends AutoCloseable {
      * released or its holder's session ends, and a LEASE without a cap is renewed while held: for them this only checks
      * that the lock is still held.
      *
-     * @param atMostFor the new length of the lease, from now; at least {@link LockOptions#MIN_AT_MOST_FOR}
+     * @param atMostFor the new length of the lease, from now; at least {@link LockOptions#MIN_AT_MOST_FOR}, at most
+     *        {@link LockOptions#MAX_AT_MOST_FOR}
      * @return true if the hold now ends {@code atMostFor} from now (or, without a lease end, is still held); false if
      *         the database did not answer: the server may or may not have moved the end, so the holder counts the earlier
      *         of the former end and the new one (and is told through {@link #onLost} when that comes)
-     * @throws IllegalArgumentException if {@code atMostFor} is null or shorter than {@link LockOptions#MIN_AT_MOST_FOR},
-     *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin and
-     *         {@code quarkus.mysql-lock.lease.max-clock-skew})
+     * @throws IllegalArgumentException if {@code atMostFor} is null, shorter than {@link LockOptions#MIN_AT_MOST_FOR} or
+     *         longer than {@link LockOptions#MAX_AT_MOST_FOR},
+     *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin: a
+     *         tenth of the ttl, at most 250 ms)
      * @throws IllegalStateException if this handle was released
      * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended
      */
     default boolean extend(Duration atMostFor) {
-        if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
-            throw new IllegalArgumentException("Lock '" + name() + "': the new length of its lease must be at least "
-                    + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
-        }
+        LockOptions.leaseLength("Lock '" + name() + "': the new length of its lease", atMostFor);
         if (!isValid()) {
             throw new IllegalStateException("Lock '" + name() + "' is no longer held: it cannot be extended");
         }

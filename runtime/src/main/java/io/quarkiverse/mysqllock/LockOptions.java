@@ -23,6 +23,11 @@ public final class LockOptions {
     /** The shortest {@linkplain #holdingAtMost(Duration) cap}: a lease must outlive the round trips that take it. */
     public static final Duration MIN_AT_MOST_FOR = Duration.ofMillis(500);
     private static final String MIN_AT_MOST_FOR_TEXT = "500ms";
+    /**
+     * The longest {@linkplain #holdingAtMost(Duration) cap}, a century: "for ever" for any job, and within what a lease
+     * row's end and a monotonic clock can count.
+     */
+    public static final Duration MAX_AT_MOST_FOR = Duration.ofDays(36_500);
 
     private static final LockOptions DEFAULTS = new LockOptions(null, Duration.ZERO, Duration.ZERO, true);
 
@@ -59,10 +64,12 @@ public final class LockOptions {
      * a job that finished quickly is not run again by an instance whose clock or trigger is a little late). The lock
      * kept no longer belongs to the caller: the same thread acquiring the name meanwhile contends for it. Zero: none.
      *
-     * @throws IllegalArgumentException if negative, null, or longer than a cap set with {@link #holdingAtMost}
+     * @throws IllegalArgumentException if negative, null, longer than {@link #MAX_AT_MOST_FOR} (a century), or longer
+     *         than a cap set with {@link #holdingAtMost}
      */
     public LockOptions holdingAtLeast(Duration atLeastFor) {
         notNegative("atLeastFor", atLeastFor);
+        atMostACentury("Lock option atLeastFor", atLeastFor);
         checkOrder(atLeastFor, atMostFor);
         return new LockOptions(wait, atLeastFor, atMostFor, nesting);
     }
@@ -81,17 +88,43 @@ public final class LockOptions {
      * runs, or hangs (the holder is told through {@code onLost}, reason {@code LEASE_EXPIRED}). The NAMED engine has no
      * leases (a dead holder's lock ends with its connection) and ignores it. Zero: none (the default ttl, renewed).
      *
-     * @throws IllegalArgumentException if negative, null, shorter than {@value #MIN_AT_MOST_FOR_TEXT}, or shorter than
-     *         {@link #holdingAtLeast}
+     * @throws IllegalArgumentException if negative, null, shorter than {@value #MIN_AT_MOST_FOR_TEXT}, longer than
+     *         {@link #MAX_AT_MOST_FOR} (a century), or shorter than {@link #holdingAtLeast}
      */
     public LockOptions holdingAtMost(Duration atMostFor) {
         notNegative("atMostFor", atMostFor);
-        if (!atMostFor.isZero() && atMostFor.compareTo(MIN_AT_MOST_FOR) < 0) {
-            throw new IllegalArgumentException("Lock option atMostFor must be at least " + MIN_AT_MOST_FOR_TEXT
-                    + " (or zero for none), not " + atMostFor);
+        if (!atMostFor.isZero()) {
+            leaseLength("Lock option atMostFor", atMostFor, " (or zero for none)");
         }
         checkOrder(atLeastFor, atMostFor);
         return new LockOptions(wait, atLeastFor, atMostFor, nesting);
+    }
+
+    /**
+     * The length of a lease as {@link #holdingAtMost} and {@link LockHandle#extend(Duration)} accept it: between
+     * {@link #MIN_AT_MOST_FOR} and {@link #MAX_AT_MOST_FOR}.
+     *
+     * @param what the subject of the error message, such as {@code "Lock 'report': the new length of its lease"}
+     * @throws IllegalArgumentException if {@code length} is null or outside those bounds
+     */
+    public static Duration leaseLength(String what, Duration length) {
+        return leaseLength(what, length, "");
+    }
+
+    private static Duration leaseLength(String what, Duration length, String orZero) {
+        if (length == null || length.compareTo(MIN_AT_MOST_FOR) < 0) {
+            throw new IllegalArgumentException(what + " must be at least " + MIN_AT_MOST_FOR_TEXT + orZero + ", not "
+                    + length);
+        }
+        return atMostACentury(what, length);
+    }
+
+    private static Duration atMostACentury(String what, Duration length) {
+        if (length.compareTo(MAX_AT_MOST_FOR) > 0) {
+            throw new IllegalArgumentException(what + " must be at most " + MAX_AT_MOST_FOR.toDays() + " days ("
+                    + MAX_AT_MOST_FOR + "), not " + length);
+        }
+        return length;
     }
 
     /** The wait, or empty for {@code quarkus.mysql-lock.default-wait}. */

@@ -50,6 +50,7 @@ final class Floors {
             take.setString(1, owner);
             take.setLong(2, leaseMicros);
             take.setString(3, lockName);
+            take.setLong(4, 0); // max-clock-skew: the row is free at every cycle anyway
             PreparedStatement giveUp = connection.prepareStatement(LeaseEngine.giveUpStatement(table));
             giveUp.setString(1, lockName);
             giveUp.setString(2, owner);

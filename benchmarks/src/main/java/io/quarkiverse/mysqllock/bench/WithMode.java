@@ -82,7 +82,7 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
             }
 
             @Override
-            public Optional<Duration> maxClockSkew() {
+            public Duration maxClockSkew() {
                 return lease.maxClockSkew();
             }
         };

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Random;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
@@ -37,8 +38,9 @@ final class CoordinationRuns {
     }
 
     /**
-     * Two processes join one election; the leader is SIGKILLed, and the time until the other says it leads is
-     * measured (both clocks are this host's); a new standby replaces the killed one, {@code rounds} times.
+     * Two processes join one election; the leader is SIGKILLed at a random moment once the standby has been there for
+     * longer than a lease, and the time until the other says it leads is measured (both clocks are this host's); a new
+     * standby replaces the killed one, {@code rounds} times.
      */
     Map<String, Object> failover(String engine, int rounds) throws Exception {
         List<AppProcess> processes = new ArrayList<>();
@@ -50,7 +52,14 @@ final class CoordinationRuns {
                 processes.add(standby(engine, started, seen));
             }
             AppProcess leader = awaitLeader(processes, seen).process();
+            Random phase = new Random(20261126);
             for (int round = 0; round < rounds; round++) {
+                // As in a running fleet: the standby has watched the leader's lease for longer than a lease, and the
+                // kill falls anywhere in the leader's renewal period (a third of the ttl). Killed the moment its
+                // successor joined, the successor's first look would be the kill: under observed expiry, the worst
+                // case, a lease and its margin from then (3.26 s, constant, in every round).
+                long ttl = BenchMain.LEASE_TTL.toMillis();
+                Thread.sleep(ttl + phase.nextInt((int) (ttl / 3)));
                 long killedAt = BenchMain.micros();
                 leader.kill();
                 processes.remove(leader);

@@ -60,7 +60,7 @@ final class LockedMethodCheck {
         String atMostForText = stringValue(annotation, "atMostFor", "");
         Duration atMostFor = atMostForText.isEmpty() ? Duration.ZERO
                 : duration(annotation, "atMostFor", "", description, errors);
-        if (!atMostForText.isEmpty() && atMostFor.toMillis() < 500) {
+        if (!atMostForText.isEmpty() && atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
             errors.add(description + ": atMostFor = \"" + atMostForText + "\" must be at least 500ms");
         }
         if (errors.size() == before) {

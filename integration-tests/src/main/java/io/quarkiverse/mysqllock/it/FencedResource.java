@@ -37,11 +37,16 @@ public class FencedResource {
                     return "rejected";
                 }
             }
+            // When, on this host's clock, which the journals use: once the update holds the row, before the commit (a
+            // later writer waits for this one's commit). Not the server's clock: a Galera node whose clock is ahead
+            // dated this holder's write ten minutes after a later holder's start.
+            long writtenAt = FaultJournal.now();
             try (PreparedStatement record = connection.prepareStatement(
-                    "INSERT INTO resource_write (name, fence, section, written_at) VALUES (?, ?, ?, SYSDATE(6))")) {
+                    "INSERT INTO resource_write (name, fence, section, written_at) VALUES (?, ?, ?, ?)")) {
                 record.setString(1, name);
                 record.setLong(2, fence);
                 record.setString(3, section);
+                record.setLong(4, writtenAt);
                 record.executeUpdate();
             }
             connection.commit();

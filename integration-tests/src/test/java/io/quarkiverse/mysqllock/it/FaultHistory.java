@@ -173,8 +173,8 @@ final class FaultHistory {
         List<Write> accepted = new ArrayList<>();
         Map<String, Long> resource = new HashMap<>();
         try (Statement statement = connection.createStatement()) {
-            try (ResultSet rs = statement.executeQuery("SELECT id, name, fence, section,"
-                    + " ROUND(UNIX_TIMESTAMP(written_at) * 1000000) FROM resource_write ORDER BY id")) {
+            try (ResultSet rs = statement.executeQuery("SELECT id, name, fence, section, written_at FROM resource_write"
+                    + " ORDER BY id")) {
                 while (rs.next()) {
                     accepted.add(new Write(rs.getLong(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getLong(5)));
                 }

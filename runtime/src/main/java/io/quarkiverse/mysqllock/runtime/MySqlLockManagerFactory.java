@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 
 import jakarta.transaction.TransactionManager;
 
@@ -30,8 +31,11 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 public final class MySqlLockManagerFactory {
 
     static final Duration MIN_TTL = Duration.ofMillis(500);
-    /** quarkus.mysql-lock.lease.max-clock-skew when unset, or a tenth of the ttl if that is less. */
-    static final Duration DEFAULT_MAX_CLOCK_SKEW = Duration.ofMillis(200);
+    /**
+     * How much earlier than its end by the server's clock a LEASE instance's membership counts as lapsed (at most a
+     * tenth of the ttl): membership rows, unlike leases, end by the server's clock.
+     */
+    static final Duration MEMBERSHIP_CLOCK_MARGIN = Duration.ofMillis(200);
 
     private MySqlLockManagerFactory() {
     }
@@ -91,20 +95,19 @@ public final class MySqlLockManagerFactory {
                     + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
                     + ", or leases expire before they are renewed");
         }
-        Duration maxClockSkew = config.lease().maxClockSkew().orElse(min(DEFAULT_MAX_CLOCK_SKEW, ttl.dividedBy(10)));
+        Duration maxClockSkew = config.lease().maxClockSkew();
         if (maxClockSkew.isNegative()) {
             throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew
                     + " must not be negative");
         }
         Duration holderMargin = Duration.ofNanos(LeaseEngine.lossMargin(ttl.toNanos()));
-        if (renewInterval.plus(holderMargin).plus(maxClockSkew).compareTo(ttl) >= 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew.toMillis()
-                    + "ms leaves no time to renew a lease: a holder counts its lease lost max-clock-skew plus "
-                    + holderMargin.toMillis() + " ms before its end, which comes before the next renewal ("
-                    + "quarkus.mysql-lock.lease.renew-interval=" + renewInterval.toMillis() + "ms) with"
-                    + " quarkus.mysql-lock.lease.ttl=" + ttl.toMillis() + "ms. Raise the ttl, or shorten the renewal"
-                    + " interval or the skew");
+        if (renewInterval.plus(holderMargin).compareTo(ttl) >= 0) {
+            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval.toMillis()
+                    + "ms leaves no time to renew a lease: a holder counts its lease lost " + holderMargin.toMillis()
+                    + " ms before its end (a tenth of quarkus.mysql-lock.lease.ttl=" + ttl.toMillis() + "ms, at most"
+                    + " 250 ms), which comes before the next renewal. Shorten the renewal interval, or raise the ttl");
         }
+        Duration membershipMargin = min(MEMBERSHIP_CLOCK_MARGIN, ttl.dividedBy(10));
 
         if (config.mode() == Mode.IN_MEMORY) {
             return inMemory(dataSourceName, config, metrics, spans, names);
@@ -124,9 +127,9 @@ public final class MySqlLockManagerFactory {
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
                 config.statementTimeout(), flavor(config.serverFlavor()), transactions);
         Duration keepalive = config.named().keepaliveInterval();
-        // A membership outlives three renewals of either engine, and the lease ttl. Like a lease, it ends by a server's
-        // clock: under LEASE it counts as lapsed max-clock-skew earlier, and lasts that much longer to make up for it.
-        Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(maxClockSkew);
+        // A membership outlives three renewals of either engine, and the lease ttl. Unlike a lease, it ends by a server's
+        // clock: under LEASE it counts as lapsed a margin earlier, and lasts that much longer to make up for it.
+        Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(membershipMargin);
         Optional<LockMode> configuredMode = switch (config.mode()) {
             case AUTO -> Optional.empty();
             case NAMED -> Optional.of(LockMode.NAMED);
@@ -135,9 +138,9 @@ public final class MySqlLockManagerFactory {
         };
         SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
                 new EngineAgreement(table.name(), config.namespace().orElse(null), identity, keepalive.multipliedBy(2),
-                        config.named().instantLeaderHandOver()),
+                        config.named().instantLeaderHandOver(), maxClockSkew),
                 identity, memberTtl,
-                keepalive, renewInterval.plus(maxClockSkew),
+                keepalive, renewInterval.plus(membershipMargin),
                 membership -> new NamedLockEngine(connections, table, identity, keepalive,
                         config.named().sharedConnections(), metrics, membership),
                 membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, maxClockSkew, metrics,
@@ -147,7 +150,8 @@ public final class MySqlLockManagerFactory {
         engine.chooseIfPossible();
         MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
                 identity, engine::chosenMode), names, config.defaultWait(),
-                new TableRecords(connections, table), new TransactionScopedLocks(dataSource, connections, table, transactions));
+                new TableRecords(connections, table, TimeUnit.MICROSECONDS.convert(maxClockSkew)),
+                new TransactionScopedLocks(dataSource, connections, table, transactions));
         manager.confirmLeadersWithin(keepalive.multipliedBy(2), config.named().instantLeaderHandOver());
         return manager;
     }

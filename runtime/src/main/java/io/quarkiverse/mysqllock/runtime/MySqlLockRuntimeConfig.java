@@ -40,7 +40,7 @@ public interface MySqlLockRuntimeConfig {
 
     /**
      * The instance part of the holder identity {@code <host>/<pid>/<instance-id>}. Unset: a random id per start, so
-     * that no two processes ever share an identity.
+     * that no two processes ever share an identity. The identity is cut at 200 characters.
      */
     Optional<String> instanceId();
 
@@ -128,15 +128,18 @@ public interface MySqlLockRuntimeConfig {
 
         /**
          * How far apart the clocks of the database servers may be (the nodes of a Galera cluster, a primary and the
-         * replica a failover promotes). A lease ends at a time written by one server's clock and is taken over when
-         * another server's clock passes it: a holder treats its lease as lost this much earlier than its own clock
-         * says, so that a server ahead by up to this much cannot grant it while its holder still believes it holds it.
-         * Beyond it, the readiness check goes down and the log says so (rows written "in the future" show a server
-         * ahead). The clock of the application's own machine does not matter. Renewal interval, this and the
-         * holder's own margin (a tenth of the ttl, at most 250 ms) must add up to less than the ttl. Unset: a tenth of
-         * the ttl, at most 200 ms.
+         * replica a failover promotes): the only clock assumption of the LEASE engine. No lease is taken over by
+         * comparing clocks: an instance takes over another's lease only once it saw the lease's row unchanged (not
+         * renewed) for the whole lease and a margin, measured by its own monotonic clock, and a renewal changes the row,
+         * so a live holder's lease is never taken whatever any clock says. The one shortcut: a lease whose end, by the
+         * clock of the server that takes it, lies further in the past than this is taken at once (its holder is long
+         * dead), so that a new instance does not wait a ttl for a lock whose holder died long ago. A server whose clock
+         * runs ahead of another's by more than this takes the readiness check down (rows written there lie in the
+         * other's future). Lower it only where the clocks are kept in step (then long-dead leases are taken sooner);
+         * 0 takes every lease at its end by the server's clock, with no allowance for skew at all.
          */
-        Optional<Duration> maxClockSkew();
+        @WithDefault("15m")
+        Duration maxClockSkew();
 
         /** The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). */
         @WithDefault("mysql_lock")

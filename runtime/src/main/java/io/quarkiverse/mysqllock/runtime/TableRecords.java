@@ -20,10 +20,13 @@ final class TableRecords {
 
     private final ConnectionSource connections;
     private final LockTable table;
+    /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds: what a purge may remove of an owned row. */
+    private final long longDeadMicros;
 
-    public TableRecords(ConnectionSource connections, LockTable table) {
+    public TableRecords(ConnectionSource connections, LockTable table, long longDeadMicros) {
         this.connections = connections;
         this.table = table;
+        this.longDeadMicros = longDeadMicros;
     }
 
     /** The datasource whose lock table this uses. */
@@ -80,7 +83,7 @@ final class TableRecords {
 
     /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */
     public long purgeUnused(Duration unusedFor) {
-        return withStatements("(purge)", borrowed -> new UnusedRows(table).purge(borrowed.raw(),
+        return withStatements("(purge)", borrowed -> new UnusedRows(table, longDeadMicros).purge(borrowed.raw(),
                 connections.server(borrowed.raw()), TimeUnit.NANOSECONDS.toMicros(unusedFor.toNanos())));
     }
 

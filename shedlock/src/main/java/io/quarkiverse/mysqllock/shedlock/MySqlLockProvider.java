@@ -83,7 +83,12 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
 
     /** A lease lasts {@code lockAtMostFor}, and at least as long as a lease can be. */
     private static Duration leaseLength(Duration atMostFor) {
-        return atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : atMostFor;
+        return atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0 ? LockOptions.MIN_AT_MOST_FOR : centuryAtMost(atMostFor);
+    }
+
+    /** ShedLock accepts lengths of any size: one beyond a century ("for ever") is held as a century. */
+    private static Duration centuryAtMost(Duration length) {
+        return length.compareTo(LockOptions.MAX_AT_MOST_FOR) > 0 ? LockOptions.MAX_AT_MOST_FOR : length;
     }
 
     /** The lock, with its end scheduled; released at once if it cannot be (the provider is closed). */
@@ -117,8 +122,9 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             super(configuration);
             this.handle = handle;
             long now = System.nanoTime();
-            this.atLeastUntil = now + configuration.getLockAtLeastFor().toNanos();
-            this.end = ends.schedule(handle::release, configuration.getLockAtMostFor().toNanos(), TimeUnit.NANOSECONDS);
+            this.atLeastUntil = now + centuryAtMost(configuration.getLockAtLeastFor()).toNanos();
+            this.end = ends.schedule(handle::release, centuryAtMost(configuration.getLockAtMostFor()).toNanos(),
+                    TimeUnit.NANOSECONDS);
         }
 
         @Override
@@ -158,7 +164,7 @@ public final class MySqlLockProvider implements LockProvider, AutoCloseable {
             } catch (LockLostException | IllegalStateException gone) {
                 return false;
             } catch (IllegalArgumentException tooShort) {
-                // no longer than the holder's margin and max-clock-skew: it would count as lost at once
+                // no longer than the holder's loss margin (never with MIN_AT_MOST_FOR): it would count as lost at once
                 return false;
             }
         }

@@ -55,8 +55,9 @@ public class LockFaults {
     /**
      * Loses the lock of this name as the real failure would: on NAMED the server ends the holder's session (as a
      * {@code KILL}, a restart or a network cut does: every lock of that session is lost), on LEASE the lease ends on
-     * the server (as when renewals could not reach it for a whole ttl); with the in-memory engine the hold ends as a
-     * lease that ran out. Returns once this instance's holder was told
+     * the server (as when another instance took it over, its holder's renewals having failed for a whole ttl, and gave
+     * it up: the holder is told {@code NOT_HELD}); with the in-memory engine the hold ends as a lease that ran out. Returns
+     * once this instance's holder was told
      * (its {@code isValid()} false, its {@code onLost} listeners called or being called on
      * their own threads); a holder in another process learns of it at its next keepalive or renewal.
      *
@@ -148,12 +149,13 @@ public class LockFaults {
 
     private static void endLease(Connection connection, String table, String name, String serverName)
             throws SQLException {
+        // as another instance that took the lease over (its holder's renewals could not reach the server) and gave it
+        // up: the holder finds it gone at its next renewal
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET expires_at = UTC_TIMESTAMP(6) WHERE name = ? AND owner IS NOT NULL"
-                + " AND expires_at > UTC_TIMESTAMP(6)")) {
+                + " SET owner = NULL, expires_at = '1970-01-01 00:00:00' WHERE name = ? AND owner IS NOT NULL")) {
             statement.setString(1, serverName);
             if (statement.executeUpdate() == 0) {
-                throw new IllegalStateException("Lock '" + name + "' has no unexpired lease: nothing to lose");
+                throw new IllegalStateException("Lock '" + name + "' has no lease: nothing to lose");
             }
         }
     }

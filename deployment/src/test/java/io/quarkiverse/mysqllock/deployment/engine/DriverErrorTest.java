@@ -59,6 +59,8 @@ class DriverErrorTest {
      */
     public static final class FaultyDriver implements Driver {
         static volatile String failBefore;
+        /** Besides: every statement whose text contains this fails too, before it reaches the server; null: none. */
+        static volatile String alsoFailing;
         static volatile boolean once = true;
         static final AtomicInteger FAILURES = new AtomicInteger();
 
@@ -88,6 +90,11 @@ class DriverErrorTest {
         /** Runs the statement, failing before or after it reaches the server if it is armed. */
         private static Object execute(String sql, Object target, Method method, Object[] args) throws Throwable {
             String armed = failBefore;
+            String also = alsoFailing;
+            if (also != null && sql != null && sql.contains(also) && (armed == null || !sql.startsWith(armed))) {
+                FAILURES.incrementAndGet();
+                throw new IllegalStateException("a driver bug before " + also);
+            }
             if (armed == null || sql == null || !sql.startsWith(armed)) {
                 return invoke(target, method, args);
             }
@@ -173,6 +180,7 @@ class DriverErrorTest {
     @AfterEach
     void disarm() {
         FaultyDriver.failBefore = null;
+        FaultyDriver.alsoFailing = null;
     }
 
     private static StandaloneLocks instance(String id, int sharedConnections) {
@@ -284,6 +292,27 @@ class DriverErrorTest {
         }
     }
 
+    /**
+     * The take's answer is lost and its give-ups fail too: the row may stay taken under a token nobody holds, but it is
+     * this instance's, and its next take of the name takes it over at once (before, it watched its own row for a whole
+     * lease as if another instance's holder might still count on it).
+     */
+    @Test
+    void aLeaseTakeInDoubtThatCouldNotBeGivenUpIsTakenAgainHereAtOnce() {
+        try (StandaloneLocks instance = leaseInstance("driver-lease-doubt")) {
+            instance.locks.acquire("driver:doubt", Duration.ZERO).release();
+            FaultyDriver.arm(LEASE_TAKE, true, true, false);
+            FaultyDriver.alsoFailing = "SET owner = NULL";
+            Optional<LockHandle> handle = instance.locks.tryAcquire("driver:doubt");
+            assertThat(FaultyDriver.FAILURES.get()).as("the take, and at least the give-up at once").isGreaterThan(1);
+            assertThat(handle).as("taken at once, over its own take in doubt").isPresent();
+            assertThat(handle.get().fencingToken()).isPositive();
+            FaultyDriver.alsoFailing = null;
+            handle.get().release();
+            assertThat(instance.locks.isLocked("driver:doubt")).isFalse();
+        }
+    }
+
     /** The same with an Error: it reaches the caller, and the lease its take may have taken is given up. */
     @Test
     void aLeaseTakeEndingInAnErrorLeavesNoLeaseBehind() {
@@ -308,7 +337,8 @@ class DriverErrorTest {
         try (StandaloneLocks instance = leaseInstance("driver-lease-extend")) {
             LockHandle handle = instance.locks.acquire("driver:extend",
                     LockOptions.defaults().holdingAtMost(Duration.ofMinutes(5)));
-            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET expires_at", true, true, false);
+            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner = ?, expires_at", true, true,
+                    false);
             assertThat(handle.extend(Duration.ofSeconds(1))).as("not known to be extended").isFalse();
             assertThat(FaultyDriver.FAILURES.get()).isOne();
             LockApp.await("the holder to count its lease ended", Duration.ofSeconds(10), () -> !handle.isValid());

@@ -141,7 +141,10 @@ class LeaseGroupCommitTest {
         }
     }
 
-    /** The batch statements themselves, on rows set up by hand: free, held by another, expired, missing. */
+    /**
+     * The batch statements themselves, on rows set up by hand: free, held by another, ended a second ago (taken only
+     * as the version its taker watched), long dead, missing.
+     */
     @Test
     void theBatchStatementsTellEachRowApart() throws Exception {
         LockTable table = new LockTable("group_commit_rows", true);
@@ -150,28 +153,43 @@ class LeaseGroupCommitTest {
             instance.locks.acquire("setup", Duration.ZERO).release(); // the table exists
             ServerState.update("INSERT INTO group_commit_rows (name, owner, expires_at, fence) VALUES"
                     + " ('r:free', NULL, '1970-01-01', 4), ('r:held', 'someone#1', UTC_TIMESTAMP(6) + INTERVAL 1 HOUR, 7),"
-                    + " ('r:expired', 'someone#2', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, 9)");
+                    + " ('r:ended', 'someone#2', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, 9),"
+                    + " ('r:watched', 'someone#3', UTC_TIMESTAMP(6) - INTERVAL 1 SECOND, 11),"
+                    + " ('r:long-dead', 'someone#4', UTC_TIMESTAMP(6) - INTERVAL 1 HOUR, 13)");
+            long watchedEnd = ServerState.queryLong("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at)"
+                    + " FROM group_commit_rows WHERE name = 'r:watched'");
             ConnectionSource connections = new ConnectionSource(instance.dataSource, "group-commit-rows",
                     Duration.ofSeconds(1), Duration.ofSeconds(10), ServerVersion.Flavor.AUTO, null);
-            LeaseStatements statements = new LeaseStatements(connections, table);
+            LeaseStatements statements = new LeaseStatements(connections, table, TimeUnit.MINUTES.toMicros(15));
             try (Connection pooled = instance.dataSource.getConnection()) {
                 Connection raw = ConnectionSource.raw(pooled);
                 ServerVersion server = connections.server(raw);
                 List<TakeRequest> takes = List.of(new TakeRequest("r:free", "me#1", 5_000_000),
-                        new TakeRequest("r:held", "me#2", 5_000_000), new TakeRequest("r:expired", "me#3", 5_000_000),
+                        new TakeRequest("r:held", "me#2", 5_000_000), new TakeRequest("r:ended", "me#3", 5_000_000),
+                        new TakeRequest("r:watched", "me#7", 5_000_000), new TakeRequest("r:long-dead", "me#6", 5_000_000),
                         new TakeRequest("r:missing", "me#4", 5_000_000));
                 Map<String, RowState> rows = statements.takeMany(raw, server, takes);
-                assertThat(rows.get("r:free")).isEqualTo(new RowState("me#1", 5));
-                assertThat(rows.get("r:held")).isEqualTo(new RowState("someone#1", 7));
-                assertThat(rows.get("r:expired")).isEqualTo(new RowState("me#3", 10));
+                assertThat(ownerAndFence(rows.get("r:free"))).isEqualTo("me#1 5");
+                assertThat(ownerAndFence(rows.get("r:held"))).isEqualTo("someone#1 7");
+                assertThat(ownerAndFence(rows.get("r:ended"))).as("ended by the clock, never watched").isEqualTo(
+                        "someone#2 9");
+                assertThat(rows.get("r:ended").expiresMicros()).isLessThan(rows.get("r:free").expiresMicros());
+                assertThat(ownerAndFence(rows.get("r:watched"))).as("a batch takes no owned row").isEqualTo(
+                        "someone#3 11");
+                assertThat(ownerAndFence(rows.get("r:long-dead"))).isEqualTo("me#6 14");
+                // the version watched long enough is taken by a take of its own, which names it
+                assertThat(statements.take(raw, server, "r:watched", "me#5", 5_000_000_000L,
+                        LeaseStatements.Expected.version("someone#3", watchedEnd - 1))).as("another version").isZero();
+                assertThat(statements.take(raw, server, "r:watched", "me#5", 5_000_000_000L,
+                        LeaseStatements.Expected.version("someone#3", watchedEnd))).isEqualTo(12);
                 assertThat(rows).doesNotContainKey("r:missing");
 
-                // r:expired was taken over meanwhile: the batch gives up only what is still ours
+                // r:watched was taken over meanwhile: the batch gives up only what is still ours
                 ServerState
-                        .update("UPDATE group_commit_rows SET owner = 'thief#1', fence = fence + 1 WHERE name = 'r:expired'");
-                assertThat(statements.giveUpMany(raw, server, List.of(lease("r:free", "me#1"), lease("r:expired", "me#3"))))
+                        .update("UPDATE group_commit_rows SET owner = 'thief#1', fence = fence + 1 WHERE name = 'r:watched'");
+                assertThat(statements.giveUpMany(raw, server, List.of(lease("r:free", "me#1"), lease("r:watched", "me#5"))))
                         .isEqualTo(1);
-                assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:expired'"))
+                assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:watched'"))
                         .isEqualTo("thief#1");
                 assertThat(ServerState.queryString("SELECT owner FROM group_commit_rows WHERE name = 'r:free'")).isNull();
             } finally {
@@ -265,6 +283,10 @@ class LeaseGroupCommitTest {
             }
             assertThat(ServerState.queryString("SELECT owner FROM group_commit_row_lock WHERE name = 'locked'")).isNull();
         }
+    }
+
+    private static String ownerAndFence(RowState row) {
+        return row.owner() + " " + row.fence();
     }
 
     private static OwnedLease lease(String serverName, String ownerToken) {

@@ -32,6 +32,8 @@ class LockedBuildErrorsTest {
             "Bad#skipPrimitive() returns int and has onBusy = SKIP",
             "Bad#unclosed(): lock name template \"order:{id\" is invalid: '{' at position 6 is never closed",
             "Bad#capped(): atMostFor = \"100ms\" must be at least 500ms",
+            "Bad#cappedBeyondACentury(): Lock option atMostFor must be at most 36500 days (PT876000H), not PT9999999999H",
+            "Bad#keptBeyondACentury(): Lock option atLeastFor must be at most 36500 days (PT876000H), not PT9999999999H",
             "Bad#leastBeyondMost(): Lock option atLeastFor (PT2S) must not be longer than atMostFor (PT1S)",
             "Bad#noPermits(): mode = PERMIT needs permits between 1 and 1024, not 0",
             "Bad#tooManyPermits(): mode = PERMIT needs permits between 1 and 1024, not 2000",
@@ -70,6 +72,14 @@ class LockedBuildErrorsTest {
         @Locked
         public Multi<String> stream() {
             return Multi.createFrom().empty();
+        }
+
+        @Locked(atMostFor = "PT9999999999H")
+        public void cappedBeyondACentury() {
+        }
+
+        @Locked(atLeastFor = "PT9999999999H")
+        public void keptBeyondACentury() {
         }
 
         @Locked(waitFor = "soon")

@@ -95,10 +95,10 @@ class FailingMetricsTest {
     void leasesAreRenewedAndTheirLossReported() throws Exception {
         ThrowingMetrics metrics = new ThrowingMetrics();
         try (StandaloneLocks instance = StandaloneLocks.Settings.of("failing-metrics-lease").mode(Mode.LEASE)
-                .table("failing_metrics_lock").ttl(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(50))
+                .table("failing_metrics_lock").ttl(Duration.ofSeconds(1))
                 .metrics(metrics).start();
                 StandaloneLocks other = StandaloneLocks.Settings.of("failing-metrics-other").mode(Mode.LEASE)
-                        .table("failing_metrics_lock").ttl(Duration.ofSeconds(1)).maxClockSkew(Duration.ofMillis(50))
+                        .table("failing_metrics_lock").ttl(Duration.ofSeconds(1))
                         .start()) {
             assertThat(instance.locks.mode()).isEqualTo(LockMode.LEASE);
             LockHandle handle = instance.locks.acquire("metrics:lease", Duration.ZERO);

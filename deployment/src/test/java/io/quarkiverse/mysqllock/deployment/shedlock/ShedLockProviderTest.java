@@ -116,6 +116,28 @@ class ShedLockProviderTest {
     }
 
     @Test
+    void namedLockAtMostForOfAMillenniumHoldsUntilUnlocked() {
+        lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode.NAMED);
+    }
+
+    @Test
+    void leaseLockAtMostForOfAMillenniumHoldsUntilUnlocked() {
+        lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode.LEASE);
+    }
+
+    /** ShedLock accepts any lockAtMostFor: one beyond a century is held as a century ("for ever"), never leaked. */
+    private void lockAtMostForOfAMillenniumHoldsUntilUnlocked(Mode mode) {
+        try (Pair pair = Pair.of(mode, "shed-millennium-" + mode)) {
+            Duration millennium = Duration.ofDays(365L * 1000);
+            SimpleLock lock = pair.first.lock(config("shed:millennium", millennium, Duration.ZERO)).orElseThrow();
+            assertThat(pair.second.lock(config("shed:millennium", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
+            assertThat(lock.extend(millennium, Duration.ZERO)).isPresent().get()
+                    .satisfies(SimpleLock::unlock);
+            awaitFree(pair.second, "shed:millennium", "the lock to be given back by unlock");
+        }
+    }
+
+    @Test
     void namedLockAtLeastForKeepsTheLockAfterUnlock() {
         lockAtLeastForKeepsTheLockAfterUnlock(Mode.NAMED);
     }
@@ -161,24 +183,6 @@ class ShedLockProviderTest {
             awaitFree(pair.second, "shed:extend", "the new lockAtMostFor to end it");
             assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(2900);
             extended.unlock(); // ended already at its lockAtMostFor: unlocking it too is harmless
-        }
-    }
-
-    /**
-     * With a max-clock-skew as long as a lockAtMostFor, a lease of that length would count as lost as soon as it is
-     * taken: the lock is refused with an error that says so, and an extension to it answers empty (ShedLock's
-     * LockExtender then throws LockCanNotBeExtendedException), as for any extension that cannot be made.
-     */
-    @Test
-    void aLockAtMostForWithinMaxClockSkewIsRefusedAndNeverExtendedTo() {
-        try (StandaloneLocks skewed = StandaloneLocks.Settings.of("shed-skew").mode(Mode.LEASE).table("shed_lock")
-                .ttl(Duration.ofSeconds(30)).maxClockSkew(Duration.ofSeconds(2)).start();
-                MySqlLockProvider provider = new MySqlLockProvider(skewed.locks)) {
-            assertThatThrownBy(() -> provider.lock(config("shed:skew", Duration.ofSeconds(1), Duration.ZERO)))
-                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("max-clock-skew");
-            SimpleLock lock = provider.lock(config("shed:skew", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
-            assertThat(lock.extend(Duration.ofSeconds(1), Duration.ZERO)).isEmpty();
-            // the lock ends at its lockAtMostFor, or when the provider closes
         }
     }
 

@@ -39,7 +39,7 @@ public final class StandaloneLocks implements AutoCloseable {
         private Duration ttl = Duration.ofSeconds(2);
         private Duration keepalive = Duration.ofSeconds(10);
         private Duration statementTimeout = Duration.ofSeconds(10);
-        private Duration maxClockSkew = Duration.ofMillis(200);
+        private Duration maxClockSkew = Duration.ofMinutes(15);
         private LockMetrics metrics = LockMetrics.NONE;
         private Class<? extends Driver> driver;
         private int poolSize;
@@ -332,8 +332,8 @@ public final class StandaloneLocks implements AutoCloseable {
                 }
 
                 @Override
-                public Optional<Duration> maxClockSkew() {
-                    return Optional.of(settings.maxClockSkew());
+                public Duration maxClockSkew() {
+                    return settings.maxClockSkew();
                 }
             };
         }

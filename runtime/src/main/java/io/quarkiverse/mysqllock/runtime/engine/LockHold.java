@@ -49,10 +49,7 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public boolean extend(Duration atMostFor) {
-        if (atMostFor == null || atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
-            throw new IllegalArgumentException("Lock '" + lock.name + "': the new length of its lease must be at least "
-                    + LockOptions.MIN_AT_MOST_FOR.toMillis() + "ms, not " + atMostFor);
-        }
+        LockOptions.leaseLength("Lock '" + lock.name + "': the new length of its lease", atMostFor);
         engine.isValid(lock); // a lease that may have ended is marked lost now
         held("it cannot be extended", "it cannot be extended");
         return engine.extend(lock, atMostFor.toNanos());

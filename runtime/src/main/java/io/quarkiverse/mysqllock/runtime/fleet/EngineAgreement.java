@@ -61,12 +61,14 @@ public final class EngineAgreement {
      *        keepalive intervals): recorded in its membership, so that the fleet's new terms wait for the largest
      * @param instantHandOver {@code named.instant-leader-hand-over}: recorded too, for it holds only while every live
      *        member has it
+     * @param maxClockSkew {@code lease.max-clock-skew}: a membership row is taken over for a new member only once it is
+     *        free or long dead (a server clock ahead must not end a live member's membership)
      */
     public EngineAgreement(String table, String namespace, String identity, Duration leaderWindow,
-            boolean instantHandOver) {
+            boolean instantHandOver, Duration maxClockSkew) {
         this.table = table;
         this.identity = identity;
-        this.rows = new FleetRows(table, namespace);
+        this.rows = new FleetRows(table, namespace, TimeUnit.NANOSECONDS.toMicros(maxClockSkew.toNanos()));
         long window = TimeUnit.NANOSECONDS.toMicros(leaderWindow.toNanos());
         this.leaderWindowMicros = instantHandOver ? -window : window;
     }

@@ -26,6 +26,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
 import io.quarkiverse.mysqllock.runtime.topology.Topology;
 import io.quarkiverse.mysqllock.runtime.topology.TopologyProbe;
 import io.quarkus.runtime.configuration.ConfigurationException;
@@ -86,12 +87,11 @@ public final class SelectingEngine implements LockEngine {
     }
 
     /**
-     * Chooses now if the database answers, and checks the lock table when its creation is disabled. A refusal (NAMED on
-     * Galera, a fleet that uses the other engine, a missing table, ...) stops the start-up.
+     * Chooses now if the database answers, having checked the lock table. A refusal (NAMED on Galera, a fleet that uses
+     * the other engine, a missing or altered table, ...) stops the start-up.
      */
     public void chooseIfPossible() {
         try {
-            verifyTable();
             engine();
         } catch (ConfigurationException e) {
             throw e;
@@ -120,6 +120,7 @@ public final class SelectingEngine implements LockEngine {
         try {
             borrowed = connections.borrowForStatements("(engine choice)", 0);
             Connection raw = borrowed.raw();
+            verifyTable(raw);
             ServerVersion server = connections.server(raw);
             Proposal proposal = propose(raw, server);
             long sentAt = System.nanoTime();
@@ -255,20 +256,12 @@ public final class SelectingEngine implements LockEngine {
         }
     }
 
-    private void verifyTable() {
-        ConnectionSource.Borrowed borrowed = null;
+    /** The lock table: there, when its creation is disabled, and able to hold a lease's version. */
+    private void verifyTable(Connection raw) throws SQLException {
         try {
-            borrowed = connections.borrowForStatements("(lock table check)", 0);
-            table.verifyExists(borrowed.raw());
-            connections.giveBack(borrowed);
+            table.verify(raw, OwnerTokens.longest(identity));
         } catch (IllegalStateException e) {
-            connections.giveBack(borrowed);
             throw new ConfigurationException(e.getMessage(), e);
-        } catch (SQLException e) {
-            if (borrowed != null) {
-                connections.discard(borrowed.pooled());
-            }
-            throw new IllegalStateException("Could not check the lock table: " + SqlErrors.describe(e), e);
         }
     }
 

@@ -21,17 +21,16 @@ final class HeldLeases {
     private final long ttlNanos;
     /**
      * A lease counts as lost this long before its confirmed end: the expiry check runs twice within it, so the holder is
-     * told before the server lets another instance take the lease.
+     * told before another instance may take the lease over (which also waits this long beyond the lease's length).
      */
     private final long lossMarginNanos;
-    /** quarkus.mysql-lock.lease.max-clock-skew. */
-    private final long maxClockSkewNanos;
+    private final Observations observations;
 
-    HeldLeases(LossNotifier notifier, long ttlNanos, long lossMarginNanos, long maxClockSkewNanos) {
+    HeldLeases(LossNotifier notifier, long ttlNanos, long lossMarginNanos, Observations observations) {
         this.notifier = notifier;
         this.ttlNanos = ttlNanos;
         this.lossMarginNanos = lossMarginNanos;
-        this.maxClockSkewNanos = maxClockSkewNanos;
+        this.observations = observations;
     }
 
     Lease get(String serverName) {
@@ -78,6 +77,9 @@ final class HeldLeases {
 
     void lose(Lease lease, LockLostException.Reason reason, String message, Throwable cause) {
         notifier.lose(lease, reason, message, cause);
+        // told, and renewed no more: the next holder of this instance may take its row over once the lease has ended
+        // as its holder counted it (it may have found it valid a moment before it was told), without watching it
+        observations.ended(lease.serverName, lease.ownerTokens(), lease.confirmedUntilNanos);
         local.remove(lease.serverName, lease);
         // Other threads of this instance may now compete for the name.
         openGate(lease);
@@ -93,16 +95,17 @@ final class HeldLeases {
     }
 
     /**
-     * Whether the lease may have ended, or be taken by a server whose clock is up to max-clock-skew ahead of the one
-     * that renewed it.
+     * Whether the lease may be taken over soon: its confirmed end (the moment the last statement that took or renewed
+     * it was sent, plus its length) is less than the loss margin away. Another instance takes it over only once it saw
+     * it unchanged for its length and that margin on its own clock, or once it is long dead.
      */
     boolean overdue(Lease lease, long now) {
-        return now - (lease.confirmedUntilNanos - lossMarginNanos - maxClockSkewNanos) >= 0;
+        return now - (lease.confirmedUntilNanos - lossMarginNanos) >= 0;
     }
 
-    /** A lease no longer than this counts as lost as soon as it is confirmed: the loss margin and max-clock-skew. */
+    /** A lease no longer than this counts as lost as soon as it is confirmed: the loss margin. */
     long shortestUsefulNanos() {
-        return lossMarginNanos + maxClockSkewNanos;
+        return lossMarginNanos;
     }
 
     void expire(Lease lease) {
@@ -120,6 +123,6 @@ final class HeldLeases {
 
     static String describe(Lease lease) {
         Thread owner = lease.owner();
-        return lease.ownerToken + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
+        return lease.ownerToken() + (owner == null ? " (asynchronous or handed over)" : " (thread '" + owner.getName() + "')");
     }
 }

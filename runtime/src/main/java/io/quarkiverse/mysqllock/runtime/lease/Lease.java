@@ -1,17 +1,38 @@
 package io.quarkiverse.mysqllock.runtime.lease;
 
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.table.OwnedLease;
+import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
 
 /** A lease row this instance owns. Its counters are guarded by the lease's monitor. */
 final class Lease extends HeldLock implements OwnedLease {
 
-    /** Holder identity and a token unique to this acquisition: the row's {@code owner}. */
-    final String ownerToken;
+    /**
+     * The row's {@code owner} as this lease knows it: the current token (holder identity, a token unique to this
+     * acquisition and the lease's length) and the tokens before extensions whose answers were lost (the row may have any
+     * of them or the current one), else none. One value, so a reader never sees a new token without the former ones; an
+     * extension of a capped lease changes it, under {@link #extending}.
+     */
+    private volatile Tokens tokens;
+
+    private record Tokens(String current, List<String> former) {
+        List<String> all() {
+            if (former.isEmpty()) {
+                return List.of(current);
+            }
+            List<String> all = new ArrayList<>(former.size() + 1);
+            all.add(current);
+            all.addAll(former);
+            return List.copyOf(all);
+        }
+    }
+
     final long fence;
     final LocalGate gate;
     /** False for a capped lease ({@code atMostFor}): the watchdog lets it expire. */
@@ -33,7 +54,7 @@ final class Lease extends HeldLock implements OwnedLease {
             long confirmedUntilNanos) {
         super(name, serverName, since);
         this.renewable = renewable;
-        this.ownerToken = ownerToken;
+        this.tokens = new Tokens(ownerToken, List.of());
         this.fence = fence;
         this.gate = gate;
         this.confirmedUntilNanos = confirmedUntilNanos;
@@ -51,6 +72,26 @@ final class Lease extends HeldLock implements OwnedLease {
 
     @Override
     public String ownerToken() {
-        return ownerToken;
+        return tokens.current;
+    }
+
+    @Override
+    public List<String> ownerTokens() {
+        return tokens.all();
+    }
+
+    /**
+     * Before an extension's statement: the row will have a new token recording this length (a new version, whatever
+     * the server's clock reads), or keep one of those it may have if the statement does not reach the server. Under
+     * {@link #extending}.
+     */
+    void nextToken(long lengthMicros) {
+        Tokens known = tokens;
+        tokens = new Tokens(OwnerTokens.next(known.current, lengthMicros), known.all());
+    }
+
+    /** After an extension's statement answered: the row has the current token. Under {@link #extending}. */
+    void extended() {
+        tokens = new Tokens(tokens.current, List.of());
     }
 }

@@ -56,11 +56,15 @@ final class LeaseBatches {
     }
 
     /** What a batch answered a take. */
-    record TakeAnswer(Kind kind, long fence, long sentAtNanos, String holder) {
+    record TakeAnswer(Kind kind, long fence, long sentAtNanos, String holder, long expiresMicros,
+            long answeredAtNanos) {
         enum Kind {
             /** Taken, with this fence, by a statement sent at {@code sentAtNanos}. */
             TAKEN,
-            /** Held by another owner now ({@code holder}): its row exists. */
+            /**
+             * Held by another owner now: its row exists, with this version ({@code holder}, {@code expiresMicros}), read
+             * back at {@code answeredAtNanos}.
+             */
             BUSY,
             /** Not free, by a take statement of its own: the row may be missing (the take loop seeds it). */
             NOT_FREE,
@@ -68,8 +72,12 @@ final class LeaseBatches {
             ALONE
         }
 
-        static final TakeAnswer ALONE_ANSWER = new TakeAnswer(Kind.ALONE, 0, 0, null);
-        static final TakeAnswer NOT_FREE_ANSWER = new TakeAnswer(Kind.NOT_FREE, 0, 0, null);
+        static final TakeAnswer ALONE_ANSWER = new TakeAnswer(Kind.ALONE, 0, 0, null, 0, 0);
+        static final TakeAnswer NOT_FREE_ANSWER = new TakeAnswer(Kind.NOT_FREE, 0, 0, null, 0, 0);
+
+        static TakeAnswer taken(long fence, long sentAtNanos) {
+            return new TakeAnswer(Kind.TAKEN, fence, sentAtNanos, null, 0, 0);
+        }
     }
 
     /** What a batch answered: a take's answer, or a give-up's (1 still ours, 0 not, {@link #ALONE} unanswered). */
@@ -86,13 +94,15 @@ final class LeaseBatches {
     }
 
     private final ConnectionSource connections;
+    private final Observations observations;
     private final LeaseStatements statements;
     private final Combiner<Op, Answer> combiner;
     private final KeptConnection connection;
 
-    LeaseBatches(ConnectionSource connections, LeaseStatements statements) {
+    LeaseBatches(ConnectionSource connections, LeaseStatements statements, Observations observations) {
         this.connections = connections;
         this.statements = statements;
+        this.observations = observations;
         this.combiner = new Combiner<>(MAX_BATCH, this::runBatch, op -> Answer.UNANSWERED);
         this.connection = new KeptConnection(connections, "(lease takes and releases)");
     }
@@ -190,6 +200,8 @@ final class LeaseBatches {
         boolean sent;
         long sentAt;
         Map<String, RowState> rows;
+        /** When the rows read back came back: their versions were written before. */
+        long readAt;
         boolean alone;
 
         Together(List<Combiner.Request<Op, Answer>> batch) {
@@ -220,6 +232,7 @@ final class LeaseBatches {
                     }
                     if (!takes.isEmpty()) {
                         rows = statements.takeMany(raw, server, takes);
+                        readAt = System.nanoTime();
                     }
                     statement.execute("COMMIT");
                     committed = true;
@@ -254,8 +267,8 @@ final class LeaseBatches {
                 RowState row = rows.get(take.serverName());
                 if (row != null) { // else no row yet: the take loop seeds it
                     request.answer(new Answer(take.ownerToken().equals(row.owner())
-                            ? new TakeAnswer(TakeAnswer.Kind.TAKEN, row.fence(), sentAt, null)
-                            : new TakeAnswer(TakeAnswer.Kind.BUSY, 0, 0, row.owner()), 0));
+                            ? TakeAnswer.taken(row.fence(), sentAt)
+                            : new TakeAnswer(TakeAnswer.Kind.BUSY, 0, 0, row.owner(), row.expiresMicros(), readAt), 0));
                 }
             }
         }
@@ -277,10 +290,9 @@ final class LeaseBatches {
                 ServerVersion server = connections.server(raw);
                 sent[0] = true;
                 return statements.takeWithoutRowWaits(raw, server, take.serverName(), take.ownerToken(),
-                        TimeUnit.MICROSECONDS.toNanos(take.leaseMicros()));
+                        TimeUnit.MICROSECONDS.toNanos(take.leaseMicros()), null);
             });
-            request.answer(new Answer(fence > 0 ? new TakeAnswer(TakeAnswer.Kind.TAKEN, fence, sentAt, null)
-                    : TakeAnswer.NOT_FREE_ANSWER, 0));
+            request.answer(new Answer(fence > 0 ? TakeAnswer.taken(fence, sentAt) : TakeAnswer.NOT_FREE_ANSWER, 0));
         } catch (SQLException | RuntimeException | Error e) {
             // a row lock, a dead connection, a read-only server: the take loop and the single give-up handle these
             LOG.debugf("A lease %s failed on the connection kept for batches, it is run alone: %s",
@@ -313,6 +325,8 @@ final class LeaseBatches {
         } catch (SQLException | RuntimeException e) {
             LOG.debugf("Giving up %d lease take(s) in doubt at once failed, it is done in the background: %s",
                     takes.size(), e.getMessage());
+            // nobody holds them: until they are given up, this instance's next take of each name takes its row over
+            takes.forEach(take -> observations.ended(take.serverName(), List.of(take.ownerToken())));
             try {
                 connections.executor().execute(() -> abandonWaiting(takes));
             } catch (RejectedExecutionException shutDown) {

@@ -33,9 +33,11 @@ import io.quarkiverse.mysqllock.runtime.table.ServerClock;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**
- * The LEASE engine: one row per lock name in the lock table, owned until {@code expires_at}, a server time
- * ({@code UTC_TIMESTAMP(6)}), never the application's clock. A watchdog renews every lease this instance holds in a
- * few statements per period; a lease that cannot be confirmed before it may have expired is reported lost.
+ * The LEASE engine: one row per lock name in the lock table, owned by one acquisition's token. A watchdog renews every
+ * lease this instance holds in a few statements per period; a lease that cannot be confirmed before it may be taken
+ * over is reported lost, by this instance's monotonic clock. No server clock decides who holds a lease: another
+ * instance takes one over only once it saw it unchanged for the lease's length ({@link Observations}), or when its end,
+ * by the taking server's clock, lies further in the past than max-clock-skew (its holder long dead).
  * <p>
  * Works on replicated databases: the rows are replicated like any data (run it against the primary).
  * <p>
@@ -64,6 +66,8 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     private final String tableName;
     /** This instance's membership of its fleet: leases are taken only while it is confirmed. */
     private final Membership membership;
+    /** What this instance saw of the leases others hold, and its own that ended here. */
+    private final Observations observations = new Observations();
 
     public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
             Duration renewInterval, Duration maxClockSkew, LockMetrics metrics, Membership membership) {
@@ -71,7 +75,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         long lossMarginNanos = lossMargin(ttlNanos);
         long maxClockSkewNanos = maxClockSkew.toNanos();
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
-        this.leases = new HeldLeases(notifier, ttlNanos, lossMarginNanos, maxClockSkewNanos);
+        this.leases = new HeldLeases(notifier, ttlNanos, lossMarginNanos, observations);
         this.membership = membership;
         membership.listen(new Membership.Listener() {
             @Override
@@ -86,11 +90,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         });
         this.connections = connections;
         this.tableName = table.name();
-        this.statements = new LeaseStatements(connections, table);
+        this.statements = new LeaseStatements(connections, table, TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos));
         this.administration = new LeaseAdministration(connections, table);
-        this.batches = new LeaseBatches(connections, statements);
-        this.takes = new TakeLoop(connections, statements, batches, membership, identity, ttlNanos);
-        this.clock = new ClockCheck(connections, new ServerClock(table), ttlNanos, lossMarginNanos, maxClockSkewNanos);
+        this.batches = new LeaseBatches(connections, statements, observations);
+        this.takes = new TakeLoop(connections, statements, batches, membership, observations, identity, ttlNanos);
+        this.clock = new ClockCheck(connections, new ServerClock(table), maxClockSkewNanos);
         this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, ttlNanos,
                 renewInterval.toNanos(), lossMarginNanos);
         // on a borrower thread: a give-back stuck on a stalled network must not hold a thread of the watchdog
@@ -99,8 +103,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     /**
-     * The acquiring statement (parameters: owner token, lease in microseconds, name): takes a free or expired lease and
-     * returns the new fence through {@code LAST_INSERT_ID}. Public for the benchmarks' floor, which issues it raw.
+     * The acquiring statement (parameters: owner token, lease in microseconds, name, max-clock-skew in microseconds):
+     * takes a free or long-dead lease and returns the new fence through {@code LAST_INSERT_ID}. Public for the
+     * benchmarks' floor, which issues it raw.
      */
     public static String takeStatement(String table) {
         return LeaseStatements.takeStatement(table);
@@ -118,6 +123,16 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
     }
 
+    /**
+     * How much longer than a lease of this length a watcher waits, after it first saw a version, before it takes it
+     * over: the loss margin, and at least a twentieth of the length. With the holder's own margin, the two processes'
+     * monotonic clocks may run at rates 5 % apart (NTP slewing both the wrong way, a VM's clock catching up) before a
+     * take-over could come before the holder counts its lease lost.
+     */
+    public static long watchMargin(long lengthNanos) {
+        return Math.max(lossMargin(lengthNanos), lengthNanos / 20);
+    }
+
     @Override
     public LockMode mode() {
         return LockMode.LEASE;
@@ -132,9 +147,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             // a lease that short counts as lost as soon as it is taken: refused, as an extension to it is
             throw new IllegalArgumentException("Lock '" + request.name() + "' cannot be held at most "
                     + TimeUnit.NANOSECONDS.toMillis(request.atMostForNanos()) + " ms: its holder counts a lease lost "
-                    + TimeUnit.NANOSECONDS.toMillis(leases.shortestUsefulNanos()) + " ms before its end (loss margin and"
-                    + " quarkus.mysql-lock.lease.max-clock-skew), so it would be lost at once. Give it longer, or lower"
-                    + " max-clock-skew");
+                    + TimeUnit.NANOSECONDS.toMillis(leases.shortestUsefulNanos()) + " ms before its end (the loss"
+                    + " margin, a tenth of quarkus.mysql-lock.lease.ttl, at most 250 ms), so it would be lost at once."
+                    + " Give it longer");
         }
         long start = System.nanoTime();
         long deadline = start + request.waitNanos();
@@ -213,7 +228,9 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 if (lease.lost.reason() != LockLostException.Reason.NOT_HELD) {
                     // Given up locally before its end on the server (a renewal may still have extended it): only
                     // this acquisition's owner token matches, so another holder's lease is never touched.
-                    batches.giveUp(lease);
+                    settle(lease, batches.giveUp(lease));
+                } else {
+                    observations.settled(lease.serverName, lease.ownerTokens());
                 }
             } else {
                 long now = System.nanoTime();
@@ -225,9 +242,11 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                     notifier.loseAtRelease(lease, LockLostException.Reason.LEASE_EXPIRED, "Lease '" + lease.name
                             + "' was lost before it was released: it was not renewed in time and may have expired", null);
                 }
-                if (batches.giveUp(lease) == 0) {
+                int released = batches.giveUp(lease);
+                settle(lease, released);
+                if (released == 0) {
                     notifier.loseAtRelease(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name
-                            + "' was lost before it was released: it had expired, or another instance had taken it", null);
+                            + "' was lost before it was released: another instance had taken it over, or ended it", null);
                 }
             }
         } finally {
@@ -241,6 +260,19 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         release(lease);
     }
 
+    /**
+     * What a give-up answered (1 given up, 0 not ours, -1 unknown), for this instance's next take of the name: a row
+     * perhaps still ours is taken over at once (its holder was told, or it is this release), without waiting as for
+     * another instance's.
+     */
+    private void settle(Lease lease, int released) {
+        if (released < 0) {
+            observations.ended(lease.serverName, lease.ownerTokens());
+        } else {
+            observations.settled(lease.serverName, lease.ownerTokens());
+        }
+    }
+
     /** Gives back a lease taken but never handed out, telling no one. */
     private void undoTake(Lease lease) {
         synchronized (lease) {
@@ -248,7 +280,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
         leases.remove(lease);
         try {
-            batches.giveUp(lease);
+            settle(lease, batches.giveUp(lease));
         } finally {
             leases.openGate(lease);
         }
@@ -296,7 +328,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         ensureOpen();
         return administration.holders(row -> {
             Lease mine = leases.get(row.name());
-            boolean ours = mine != null && mine.isHeld() && mine.ownerToken.equals(row.holder());
+            boolean ours = mine != null && mine.isHeld() && mine.ownerToken().equals(row.holder());
             return ours ? new LockInfo(row.name(), HeldLeases.describe(mine), mine.since, row.fencingToken(),
                     LockMode.LEASE) : row;
         });
@@ -313,7 +345,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         }
         // only the lease it ended: this instance may have taken the name again since (its election's campaign)
         Lease mine = leases.get(serverName);
-        boolean ours = mine != null && mine.ownerToken.equals(ended.get());
+        boolean ours = mine != null && mine.ownerTokens().contains(ended.get());
         if (ours && mine.isHeld()) {
             leases.lose(mine, LockLostException.Reason.NOT_HELD, "Lease '" + name + "' was force-released", null);
         }
@@ -336,10 +368,6 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return new LockInfo(lease.name, HeldLeases.describe(lease), lease.since, lease.fence, LockMode.LEASE);
     }
 
-    /**
-     * The database answers, and the server's clock, which alone times leases, advanced like this instance's monotonic
-     * clock since the previous check (a clock step would end leases early or late).
-     */
     /** The lock table, as statements name it. */
     public String tableName() {
         return tableName;
@@ -358,6 +386,14 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     /** In-JVM gates in use: a measure of leaks for tests. */
     public int gatesInUse() {
         return leases.gatesInUse();
+    }
+
+    /** The most leases of others an instance watches at once for observed expiry; beyond, it forgets the oldest. */
+    public static final int WATCHED_LEASES_BOUND = Observations.CAPACITY;
+
+    /** How many leases of others this instance watches now ({@link Observations}): a measure of the bound for tests. */
+    public int watchedLeases() {
+        return observations.watched();
     }
 
     private void ensureOpen() {

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.jboss.logging.Logger;
@@ -115,8 +116,8 @@ final class RenewalWatchdog {
         if (lengthNanos <= held.shortestUsefulNanos()) {
             throw new IllegalArgumentException("Lease '" + lease.name + "' cannot be given a length of "
                     + TimeUnit.NANOSECONDS.toMillis(lengthNanos) + " ms: its holder counts a lease lost "
-                    + TimeUnit.NANOSECONDS.toMillis(held.shortestUsefulNanos()) + " ms before its end (loss margin and"
-                    + " quarkus.mysql-lock.lease.max-clock-skew), so it would be lost at once");
+                    + TimeUnit.NANOSECONDS.toMillis(held.shortestUsefulNanos()) + " ms before its end (the loss margin, a"
+                    + " tenth of quarkus.mysql-lock.lease.ttl, at most 250 ms), so it would be lost at once");
         }
         synchronized (lease.extending) {
             long now = System.nanoTime();
@@ -128,7 +129,12 @@ final class RenewalWatchdog {
             if (now + lengthNanos - lease.confirmedUntilNanos < 0) {
                 lease.confirmedUntilNanos = now + lengthNanos;
             }
-            boolean extended = lease.lost == null && renew(List.of(lease), lengthNanos);
+            boolean extended = false;
+            if (lease.lost == null) {
+                // the token records the lease's length, for those who watch the row
+                lease.nextToken(TimeUnit.NANOSECONDS.toMicros(lengthNanos));
+                extended = renew(List.of(lease), lengthNanos, true);
+            }
             LockLostException lost = lease.lost;
             if (lost != null) {
                 throw new LockLostException(lease.name, lost.reason(), "Lease '" + lease.name + "' was not extended: "
@@ -144,11 +150,16 @@ final class RenewalWatchdog {
      * to the new primary, where the leases are); on a connection of its own while the kept one is in use.
      */
     private boolean renew(List<Lease> leases, long lengthNanos) {
+        return renew(leases, lengthNanos, false);
+    }
+
+    /** {@code extension}: a capped lease's extension, whose token changes with its length. */
+    private boolean renew(List<Lease> leases, long lengthNanos, boolean extension) {
         for (int attempt = 1; attempt <= 2; attempt++) {
             try {
                 // A renewal that waits longer than a ttl is useless: give up the connection instead of hanging on it.
                 return connections.housekeeping(TimeUnit.NANOSECONDS.toMillis(ttlNanos),
-                        raw -> renewWithoutRowWaits(raw, connections.server(raw), leases, lengthNanos));
+                        raw -> renewWithoutRowWaits(raw, connections.server(raw), leases, lengthNanos, extension));
             } catch (SQLException e) {
                 boolean readOnly = SqlErrors.isReadOnly(e);
                 if (readOnly) {
@@ -172,9 +183,34 @@ final class RenewalWatchdog {
      * leased name, a locking read of the fence) fails the statement at once, and then each half is renewed on its own:
      * the held row costs its own lease only, never the others of the batch.
      */
-    private boolean renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases, long lengthNanos)
-            throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server, prefix -> renewSplitting(raw, prefix, leases, lengthNanos));
+    private boolean renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases, long lengthNanos,
+            boolean extension) throws SQLException {
+        return SessionSettings.withoutRowWaits(raw, server,
+                prefix -> extension ? extendOne(raw, prefix, leases.get(0), lengthNanos)
+                        : renewSplitting(raw, prefix, leases, lengthNanos));
+    }
+
+    /** An extension's statement: false if the row was locked by a transaction. */
+    private boolean extendOne(Connection raw, String prefix, Lease lease, long lengthNanos) throws SQLException {
+        long sentAt = System.nanoTime();
+        int extended;
+        try {
+            extended = statements.extend(raw, prefix, lease, lengthNanos);
+        } catch (SQLException e) {
+            if (!SqlErrors.isLockWaitTimeout(e)) {
+                throw e;
+            }
+            LOG.debugf("Lease '%s' is locked by a transaction and was not extended", lease.name);
+            return false;
+        }
+        metrics.renewed(extended);
+        if (extended == 1) {
+            lease.confirmedUntilNanos = sentAt + lengthNanos;
+            lease.extended(); // the row has the new token
+        } else {
+            sortOut(raw, List.of(lease), sentAt + lengthNanos);
+        }
+        return true;
     }
 
     /** False if a lease was not asked about: its row was locked by a transaction. */
@@ -209,21 +245,21 @@ final class RenewalWatchdog {
 
     /** Some leases were not renewed: find out which, and why. */
     private void sortOut(Connection raw, List<Lease> leases, long confirmedUntil) throws SQLException {
-        LeaseStatements.Rows rows = statements.rows(raw, leases);
+        Map<String, String> owners = statements.owners(raw, leases);
         for (Lease lease : leases) {
-            String owner = rows.owners().get(lease.serverName);
-            if (lease.ownerToken.equals(owner) && Boolean.TRUE.equals(rows.valid().get(lease.serverName))) {
+            String owner = owners.get(lease.serverName);
+            if (owner != null && lease.ownerTokens().contains(owner)) {
                 lease.confirmedUntilNanos = confirmedUntil;
-            } else if (owner != null && !lease.ownerToken.equals(owner)) {
-                held.lose(lease, LockLostException.Reason.NOT_HELD,
-                        "Lease '" + lease.name + "' was lost: it expired and " + owner + " took it over", null);
-            } else if (owner == null && rows.owners().containsKey(lease.serverName)) {
-                // an expiry keeps the owner; only a give-up clears it, and this instance did not give it up
+            } else if (owner != null) {
+                held.lose(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name + "' was lost: " + owner
+                        + " took it over, having seen it unrenewed for its whole length", null);
+            } else if (owners.containsKey(lease.serverName)) {
+                // only a give-up clears the owner, and this instance did not give it up
                 held.lose(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name + "' was lost: another"
-                        + " instance ended it (forceRelease), or took it over once it expired and gave it up", null);
+                        + " instance ended it (forceRelease), or took it over and gave it up", null);
             } else {
-                held.lose(lease, LockLostException.Reason.LEASE_EXPIRED,
-                        "Lease '" + lease.name + "' was lost: it expired before it could be renewed", null);
+                held.lose(lease, LockLostException.Reason.NOT_HELD, "Lease '" + lease.name + "' was lost: its row"
+                        + " was removed from the lock table", null);
             }
         }
     }

@@ -36,13 +36,17 @@ public final class FleetRows {
     private final String lockNamePattern;
     private final String lockNameLowerPattern;
     private final String selectMembers;
+    /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds. */
+    private final long longDeadMicros;
 
     /**
      * @param table the lock table's name
      * @param namespace {@code quarkus.mysql-lock.namespace}, or null: fleets of different namespaces agree separately
+     * @param longDeadMicros {@code lease.max-clock-skew}: a membership row is reused only once free or long dead
      */
-    public FleetRows(String table, String namespace) {
+    public FleetRows(String table, String namespace, long longDeadMicros) {
         this.table = table;
+        this.longDeadMicros = longDeadMicros;
         String scope = namespace == null ? "" : ":" + namespace;
         this.recordName = "~engine" + scope;
         this.memberPrefix = "~live" + scope + "~";
@@ -172,7 +176,9 @@ public final class FleetRows {
     }
 
     /**
-     * Takes over an expired membership row if there is one (so rows do not pile up), else adds one.
+     * Takes over a membership row that was left (free) or is long dead (ended longer ago than max-clock-skew by this
+     * server's clock: a server clock ahead sees live members' rows as ended, and must not take them) if there is one,
+     * so rows do not pile up; else adds one.
      *
      * @param leaderWindowMicros the instance's leader window, kept in the row's {@code fence} (negative: instant hand-over)
      */
@@ -180,14 +186,16 @@ public final class FleetRows {
             throws SQLException {
         long ttlMicros = TimeUnit.NANOSECONDS.toMicros(ttlNanos);
         for (Member member : members) {
-            if (member.remainingMicros() <= 0) {
+            if (member.mode() == null || member.remainingMicros() < -longDeadMicros) {
                 try (PreparedStatement statement = raw.prepareStatement("UPDATE " + table + " SET owner = ?,"
                         + " acquired_at = UTC_TIMESTAMP(6), expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,"
-                        + " fence = ? WHERE name = ? AND (owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))")) {
+                        + " fence = ? WHERE name = ? AND (owner IS NULL"
+                        + " OR expires_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)")) {
                     statement.setString(1, owner);
                     statement.setLong(2, ttlMicros);
                     statement.setLong(3, leaderWindowMicros);
                     statement.setString(4, member.name());
+                    statement.setLong(5, longDeadMicros);
                     if (statement.executeUpdate() == 1) {
                         return member.name();
                     }

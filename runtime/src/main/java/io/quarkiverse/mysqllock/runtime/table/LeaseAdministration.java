@@ -69,15 +69,17 @@ public final class LeaseAdministration {
     }
 
     /**
-     * Ends the name's unexpired lease, whoever holds it: the owner token of the lease it ended, if there was one. The
-     * end matches the owner it read, so that the answer names exactly the lease it ended, never one taken meanwhile.
+     * Ends the name's lease, whoever holds it: the owner token of the lease it ended, if there was one. Any owned row
+     * counts, expired by this server's clock or not: its holder may still hold it (a lease is taken over only once seen
+     * unrenewed for its whole length), and a free row is taken at once. The end matches the owner it read, so that the
+     * answer names exactly the lease it ended, never one taken meanwhile.
      */
     public Optional<String> forceRelease(String name, String serverName) {
         return connections.query(name, "force-release lease '" + name + "'", raw -> {
             while (true) {
                 String owner;
                 try (PreparedStatement read = raw.prepareStatement("SELECT owner FROM " + table.name()
-                        + " WHERE name = ? AND owner IS NOT NULL AND expires_at > UTC_TIMESTAMP(6)")) {
+                        + " WHERE name = ? AND owner IS NOT NULL")) {
                     read.setString(1, serverName);
                     try (ResultSet rs = read.executeQuery()) {
                         if (!rs.next()) {

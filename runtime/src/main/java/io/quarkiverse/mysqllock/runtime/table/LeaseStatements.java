@@ -22,9 +22,15 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
  * The LEASE engine's statements on its leases: take, renew, give up, one at a time or in batches (its administration
- * queries are {@link LeaseAdministration}'s, its clock check {@link ServerClock}'s). A lease lasts until {@code expires_at}, a
- * server time ({@code UTC_TIMESTAMP(6)}), never
- * the application's clock; the writes are retried on a deadlock.
+ * queries are {@link LeaseAdministration}'s, its clock check {@link ServerClock}'s); the writes are retried on a
+ * deadlock.
+ * <p>
+ * No take compares two servers' clocks. A take replaces a free row (no owner: given up, or new), a row its taker saw
+ * unchanged for a whole lease on its own clock ({@link Expected}: a compare-and-set on the row's version, its owner
+ * token and {@code expires_at}), a row of this instance's own that ended here, or a lease whose end lies further in
+ * the past than max-clock-skew by the clock of the server that takes it (its holder long dead: the only clock
+ * assumption left). {@code expires_at} is still written, by the server's clock, for that rule, for operators and for
+ * older versions.
  */
 public final class LeaseStatements {
 
@@ -37,26 +43,95 @@ public final class LeaseStatements {
     private final ConnectionSource connections;
     private final LockTable table;
     private final String take;
-    private final String giveUp;
-    private final String current;
 
-    public LeaseStatements(ConnectionSource connections, LockTable table) {
+    /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds: a lease ended longer ago than this is long dead. */
+    private final long longDeadMicros;
+    private final String version;
+
+    public LeaseStatements(ConnectionSource connections, LockTable table, long longDeadMicros) {
         this.connections = connections;
         this.table = table;
+        this.longDeadMicros = longDeadMicros;
         String t = table.name();
         this.take = takeStatement(t);
-        this.giveUp = giveUpStatement(t);
-        this.current = currentStatement(t);
+        this.version = "SELECT owner, " + EXPIRES_MICROS + ", expires_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND,"
+                + " expires_at <= UTC_TIMESTAMP(6) FROM " + t + " WHERE name = ?";
+    }
+
+    /** {@code expires_at} as a number, for an exact comparison: microseconds since the epoch. */
+    private static final String EXPIRES_MICROS = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', expires_at)";
+
+    /** The rule of a row any take may replace (parameter: max-clock-skew in microseconds): free, or long dead. */
+    private static final String FREE_OR_LONG_DEAD = "owner IS NULL OR expires_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND";
+
+    /**
+     * The acquiring statement (parameters: owner token, lease in microseconds, name, max-clock-skew in microseconds):
+     * takes a free or long-dead lease and returns the new fence through {@code LAST_INSERT_ID}.
+     */
+    public static String takeStatement(String table) {
+        return takeStatement(table, null);
+    }
+
+    /** The same, also taking the row {@code expected} describes (its parameters follow). */
+    private static String takeStatement(String table, Expected expected) {
+        return "UPDATE " + table + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
+                + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
+                + " WHERE name = ? AND (" + FREE_OR_LONG_DEAD + (expected == null ? "" : " OR " + expected.clause())
+                + ")";
     }
 
     /**
-     * The acquiring statement (parameters: owner token, lease in microseconds, name): takes a free or expired lease and
-     * returns the new fence through {@code LAST_INSERT_ID}.
+     * An owned row a take may replace besides a free or long-dead one, by what its taker knows of it; the owner tokens
+     * are unique per acquisition, so a token matches one row only.
      */
-    public static String takeStatement(String table) {
-        return "UPDATE " + table + " SET owner = ?, acquired_at = UTC_TIMESTAMP(6),"
-                + " expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, fence = LAST_INSERT_ID(fence + 1)"
-                + " WHERE name = ? AND expires_at <= UTC_TIMESTAMP(6)";
+    public record Expected(Kind kind, List<String> owners, long expiresMicros) {
+
+        public enum Kind {
+            /** The row as it was seen unchanged for a whole lease: its owner token and its end, exactly. */
+            VERSION,
+            /** A lease of this instance's that ended here (its holder was told): its tokens, whatever its end. */
+            OWN,
+            /** A lease of a version that did not record its length: once it expired by this server's clock. */
+            LEGACY
+        }
+
+        /** The condition on the expected row; {@link #bind} sets its parameters. */
+        String clause() {
+            return switch (kind) {
+                case VERSION -> "(owner = ? AND " + EXPIRES_MICROS + " = ?)";
+                case OWN -> "owner IN (?" + ", ?".repeat(owners.size() - 1) + ")";
+                case LEGACY -> "(owner = ? AND expires_at <= UTC_TIMESTAMP(6))";
+            };
+        }
+
+        public static Expected version(String owner, long expiresMicros) {
+            return new Expected(Kind.VERSION, List.of(owner), expiresMicros);
+        }
+
+        public static Expected own(List<String> tokens) {
+            return new Expected(Kind.OWN, List.copyOf(tokens), 0);
+        }
+
+        public static Expected legacy(String owner) {
+            return new Expected(Kind.LEGACY, List.of(owner), 0);
+        }
+
+        /** Sets this one's parameters from {@code index}: the next index. */
+        int bind(PreparedStatement statement, int index) throws SQLException {
+            switch (kind) {
+                case VERSION -> {
+                    statement.setString(index++, owners.get(0));
+                    statement.setLong(index++, expiresMicros);
+                }
+                case OWN -> {
+                    for (String owner : owners) {
+                        statement.setString(index++, owner);
+                    }
+                }
+                case LEGACY -> statement.setString(index++, owners.get(0));
+            }
+            return index;
+        }
     }
 
     /** The name's unexpired lease (parameter: name): its owner, acquisition time and fence. */
@@ -76,10 +151,10 @@ public final class LeaseStatements {
      * On MariaDB it waits for no row lock (error 1205 at once), so that a transaction holding the row keeps no caller
      * past its wait.
      */
-    public long take(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos)
-            throws SQLException {
+    public long take(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos,
+            Expected expected) throws SQLException {
         return table.withTable(raw,
-                () -> retryingDeadlocks(() -> takeOnce(raw, server, serverName, ownerToken, leaseNanos)));
+                () -> retryingDeadlocks(() -> takeOnce(raw, server, serverName, ownerToken, leaseNanos, expected)));
     }
 
     /**
@@ -87,23 +162,47 @@ public final class LeaseStatements {
      * connection shared by the instance's threads, where one held row must delay no other lease: the new fence, or 0.
      */
     public long takeWithoutRowWaits(Connection raw, ServerVersion server, String serverName, String ownerToken,
-            long leaseNanos) throws SQLException {
+            long leaseNanos, Expected expected) throws SQLException {
         return table.withTable(raw, () -> SessionSettings.withoutRowWaits(raw, server,
-                prefix -> retryingDeadlocks(() -> takeOnce(raw, prefix, serverName, ownerToken, leaseNanos))));
+                prefix -> retryingDeadlocks(() -> takeOnce(raw, prefix, serverName, ownerToken, leaseNanos, expected))));
     }
 
-    private long takeOnce(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos)
-            throws SQLException {
-        return takeOnce(raw, server.setStatement() ? SessionSettings.NO_ROW_WAIT : "", serverName, ownerToken, leaseNanos);
+    private long takeOnce(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos,
+            Expected expected) throws SQLException {
+        return takeOnce(raw, server.setStatement() ? SessionSettings.NO_ROW_WAIT : "", serverName, ownerToken, leaseNanos,
+                expected);
     }
 
-    private long takeOnce(Connection raw, String prefix, String serverName, String ownerToken, long leaseNanos)
-            throws SQLException {
-        PreparedStatement statement = connections.statements().prepare(raw, prefix + take, true);
+    private long takeOnce(Connection raw, String prefix, String serverName, String ownerToken, long leaseNanos,
+            Expected expected) throws SQLException {
+        String sql = expected == null ? take : takeStatement(table.name(), expected);
+        PreparedStatement statement = connections.statements().prepare(raw, prefix + sql, true);
         statement.setString(1, ownerToken);
         statement.setLong(2, TimeUnit.NANOSECONDS.toMicros(leaseNanos));
         statement.setString(3, serverName);
+        statement.setLong(4, longDeadMicros);
+        if (expected != null) {
+            expected.bind(statement, 5);
+        }
         return LockTable.updateReturningFence(statement, serverName);
+    }
+
+    /** A lease row as a taker sees it: its version (owner token, end), and whether any take may replace it now. */
+    public record RowVersion(String owner, long expiresMicros, boolean longDead, boolean expiredHere) {
+        /** Free, or long dead: any take replaces it. */
+        public boolean free() {
+            return owner == null || longDead;
+        }
+    }
+
+    /** The name's row as it is now (a consistent read, locking nothing), or null if it has none. */
+    public RowVersion version(Connection raw, String serverName) throws SQLException {
+        PreparedStatement statement = connections.statements().prepare(raw, version);
+        statement.setLong(1, longDeadMicros);
+        statement.setString(2, serverName);
+        try (ResultSet rs = statement.executeQuery()) {
+            return rs.next() ? new RowVersion(rs.getString(1), rs.getLong(2), rs.getBoolean(3), rs.getBoolean(4)) : null;
+        }
     }
 
     /**
@@ -122,22 +221,12 @@ public final class LeaseStatements {
         }
     }
 
-    /** The owner of the name's unexpired lease, or null. */
-    public String holder(Connection raw, String serverName) throws SQLException {
-        try (PreparedStatement statement = raw.prepareStatement(current)) {
-            statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() ? rs.getString(1) : null;
-            }
-        }
-    }
-
     /** A take asked for in a batch: the name's row, the acquisition's owner token, the lease's length. */
     public record TakeRequest(String serverName, String ownerToken, long leaseMicros) {
     }
 
-    /** A row as a batch reads it back: its owner token (null when free) and its fence. */
-    public record RowState(String owner, long fence) {
+    /** A row as a batch reads it back: its owner token (null when free), its fence, its end (for observers). */
+    public record RowState(String owner, long fence, long expiresMicros) {
     }
 
     /**
@@ -150,7 +239,7 @@ public final class LeaseStatements {
     public Map<String, RowState> takeMany(Connection raw, ServerVersion server, List<TakeRequest> takes)
             throws SQLException {
         SessionSettings.withoutRowWaits(raw, server, prefix -> {
-            PreparedStatement statement = connections.statements().prepare(raw, prefix + takeMany(takes.size()));
+            PreparedStatement statement = connections.statements().prepare(raw, prefix + takeMany(takes));
             int index = 1;
             for (TakeRequest take : takes) {
                 statement.setString(index++, take.serverName());
@@ -163,12 +252,18 @@ public final class LeaseStatements {
             for (TakeRequest take : takes) {
                 statement.setString(index++, take.serverName());
             }
+            statement.setLong(index, longDeadMicros);
             return statement.executeUpdate();
         });
         return rowStates(raw, takes.stream().map(TakeRequest::serverName).toList());
     }
 
-    private String takeMany(int count) {
+    /**
+     * The batch's take: each row free or long dead. A take that may replace an owned row (observed expiry) goes alone:
+     * its condition would make the batch's text depend on the mix of its takes, one prepared statement per mix.
+     */
+    private String takeMany(List<TakeRequest> takes) {
+        int count = takes.size();
         StringBuilder sql = new StringBuilder("UPDATE ").append(table.name()).append(" SET owner = CASE name");
         for (int i = 0; i < count; i++) {
             sql.append(" WHEN ? THEN ?");
@@ -177,14 +272,15 @@ public final class LeaseStatements {
         for (int i = 0; i < count; i++) {
             sql.append(" WHEN ? THEN ?");
         }
-        sql.append(" END) MICROSECOND, fence = fence + 1 WHERE expires_at <= UTC_TIMESTAMP(6)");
-        appendIn(sql.append(" AND name IN ("), count);
-        return sql.toString();
+        sql.append(" END) MICROSECOND, fence = fence + 1");
+        appendIn(sql.append(" WHERE name IN ("), count);
+        return sql.append(" AND (").append(FREE_OR_LONG_DEAD).append(')').toString();
     }
 
     /** The rows of these names, by name; a name without a row is missing. */
     public Map<String, RowState> rowStates(Connection raw, List<String> serverNames) throws SQLException {
-        StringBuilder sql = new StringBuilder("SELECT name, owner, fence FROM ").append(table.name());
+        StringBuilder sql = new StringBuilder("SELECT name, owner, fence, " + EXPIRES_MICROS + " FROM ")
+                .append(table.name());
         appendIn(sql.append(" WHERE name IN ("), serverNames.size());
         PreparedStatement statement = connections.statements().prepare(raw, sql.toString());
         for (int i = 0; i < serverNames.size(); i++) {
@@ -193,7 +289,7 @@ public final class LeaseStatements {
         Map<String, RowState> rows = new HashMap<>();
         try (ResultSet rs = statement.executeQuery()) {
             while (rs.next()) {
-                rows.put(rs.getString(1), new RowState(rs.getString(2), rs.getLong(3)));
+                rows.put(rs.getString(1), new RowState(rs.getString(2), rs.getLong(3), rs.getLong(4)));
             }
         }
         return rows;
@@ -288,12 +384,7 @@ public final class LeaseStatements {
     }
 
     private int giveUp(Connection raw, String prefix, OwnedLease lease) throws SQLException {
-        return retryingDeadlocks(() -> {
-            PreparedStatement statement = connections.statements().prepare(raw, prefix + giveUp);
-            statement.setString(1, lease.serverName());
-            statement.setString(2, lease.ownerToken());
-            return statement.executeUpdate();
-        });
+        return retryingDeadlocks(() -> giveUpRows(raw, prefix, List.of(lease.serverName()), lease.ownerTokens()));
     }
 
     /**
@@ -305,7 +396,7 @@ public final class LeaseStatements {
     public int giveUpMany(Connection raw, ServerVersion server, List<? extends OwnedLease> leases) throws SQLException {
         return SessionSettings.withoutRowWaits(raw, server,
                 prefix -> giveUpRows(raw, prefix, leases.stream().map(OwnedLease::serverName).toList(),
-                        leases.stream().map(OwnedLease::ownerToken).toList()));
+                        leases.stream().flatMap(lease -> lease.ownerTokens().stream()).toList()));
     }
 
     /** Gives up whatever these takes of a failed batch took: how many they had. */
@@ -345,8 +436,10 @@ public final class LeaseStatements {
     // --- renewal ---
 
     /**
-     * Makes the unexpired leases among these end {@code lengthNanos} from now, in one statement: how many rows it
-     * renewed.
+     * Makes the leases among these that are still their owners' end {@code lengthNanos} from now, in one statement: how
+     * many rows it renewed. Whether a lease looks expired by this server's clock does not matter: no one takes a lease
+     * by that (only once they saw it unchanged for a whole lease, or when it is long dead), and a renewal changes the
+     * row's version, so a taker that saw the former one takes nothing.
      */
     public int renew(Connection raw, String prefix, List<? extends OwnedLease> leases, long lengthNanos)
             throws SQLException {
@@ -357,9 +450,12 @@ public final class LeaseStatements {
     private int renewStatement(Connection raw, String prefix, List<? extends OwnedLease> leases, long micros)
             throws SQLException {
         StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
-                .append(" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE expires_at > UTC_TIMESTAMP(6)");
+                // Never the same end twice: a server clock that stands still or stepped back must still change the
+                // version, or a watcher that saw the former one would take a lease its holder renews.
+                .append(" SET expires_at = GREATEST(UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND,")
+                .append(" expires_at + INTERVAL 1 MICROSECOND)");
         // Owner tokens are unique per acquisition, so a row matches both lists only for its own lease.
-        appendIn(sql.append(" AND name IN ("), leases.size());
+        appendIn(sql.append(" WHERE name IN ("), leases.size());
         appendIn(sql.append(" AND owner IN ("), leases.size());
         try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
             int index = 1;
@@ -374,6 +470,32 @@ public final class LeaseStatements {
         }
     }
 
+    /**
+     * Extends a capped lease ({@code LockHandle.extend}): its end {@code lengthNanos} from now, its owner token a new one
+     * that records this length ({@link OwnerTokens#next}), in place of whichever of its tokens the row has: 1 if it was
+     * still ours.
+     */
+    public int extend(Connection raw, String prefix, OwnedLease lease, long lengthNanos) throws SQLException {
+        List<String> tokens = lease.ownerTokens();
+        // The new token is one the row never had (OwnerTokens.next): a new version whatever the end written, even on a
+        // server whose clock stands still.
+        StringBuilder sql = new StringBuilder(prefix).append("UPDATE ").append(table.name())
+                .append(" SET owner = ?, expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE name = ?");
+        appendIn(sql.append(" AND owner IN ("), tokens.size());
+        return retryingDeadlocks(() -> {
+            try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
+                int index = 1;
+                statement.setString(index++, lease.ownerToken());
+                statement.setLong(index++, TimeUnit.NANOSECONDS.toMicros(lengthNanos));
+                statement.setString(index++, lease.serverName());
+                for (String token : tokens) {
+                    statement.setString(index++, token);
+                }
+                return statement.executeUpdate();
+            }
+        });
+    }
+
     private static void appendIn(StringBuilder sql, int count) {
         for (int i = 0; i < count; i++) {
             sql.append(i == 0 ? "?" : ", ?");
@@ -382,19 +504,13 @@ public final class LeaseStatements {
     }
 
     /**
-     * The rows of some leases, by server name: their owners, and whether they are unexpired. A name without a row has
-     * neither.
+     * The owners of some leases' rows, by server name, read to find out which leases a renewal did not renew, and why.
+     * A name without a row is missing; a free row's owner is null.
      */
-    public record Rows(Map<String, String> owners, Map<String, Boolean> valid) {
-    }
-
-    /** Reads the rows of leases a renewal did not all renew, to find out which, and why. */
-    public Rows rows(Connection raw, List<? extends OwnedLease> leases) throws SQLException {
-        StringBuilder sql = new StringBuilder("SELECT name, owner, expires_at > UTC_TIMESTAMP(6) FROM ")
-                .append(table.name());
+    public Map<String, String> owners(Connection raw, List<? extends OwnedLease> leases) throws SQLException {
+        StringBuilder sql = new StringBuilder("SELECT name, owner FROM ").append(table.name());
         appendIn(sql.append(" WHERE name IN ("), leases.size());
         Map<String, String> owners = new HashMap<>();
-        Map<String, Boolean> valid = new HashMap<>();
         try (PreparedStatement statement = raw.prepareStatement(sql.toString())) {
             for (int i = 0; i < leases.size(); i++) {
                 statement.setString(i + 1, leases.get(i).serverName());
@@ -402,11 +518,10 @@ public final class LeaseStatements {
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     owners.put(rs.getString(1), rs.getString(2));
-                    valid.put(rs.getString(1), rs.getBoolean(3));
                 }
             }
         }
-        return new Rows(owners, valid);
+        return owners;
     }
 
 }

@@ -11,6 +11,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -94,7 +95,7 @@ public final class LockTable {
      *
      * @throws IllegalStateException with the DDL to run, if it does not
      */
-    public void verifyExists(Connection connection) throws SQLException {
+    private void verifyExists(Connection connection) throws SQLException {
         if (createTable) {
             return;
         }
@@ -106,6 +107,65 @@ public final class LockTable {
             }
             return null;
         });
+    }
+
+    /**
+     * Checks, at start-up, that the table exists when its creation is disabled, and that the columns a lease's version
+     * lives in can hold it: {@code owner} wide enough for this instance's owner tokens (a server in a non-strict SQL
+     * mode cuts a token short, and with it the lease length it records: watchers would count a shorter lease), and
+     * {@code expires_at} to the microsecond (two renewals within a second would otherwise leave the same version, which
+     * a watcher takes for a dead holder's).
+     *
+     * @param longestOwner the longest owner token this instance writes
+     * @throws IllegalStateException saying what to create or alter
+     */
+    public void verify(Connection connection, int longestOwner) throws SQLException {
+        verifyExists(connection);
+        int dot = table.indexOf('.');
+        boolean exists = false;
+        boolean owner = false;
+        boolean expiresAt = false;
+        List<String> problems = new ArrayList<>();
+        try (PreparedStatement columns = connection.prepareStatement("SELECT COLUMN_NAME, DATA_TYPE,"
+                + " CHARACTER_MAXIMUM_LENGTH, DATETIME_PRECISION FROM information_schema.COLUMNS"
+                + " WHERE TABLE_SCHEMA = COALESCE(?, DATABASE()) AND TABLE_NAME = ?")) {
+            columns.setString(1, dot < 0 ? null : table.substring(0, dot));
+            columns.setString(2, table.substring(dot + 1));
+            try (ResultSet rs = columns.executeQuery()) {
+                while (rs.next()) {
+                    exists = true;
+                    String column = rs.getString(1);
+                    String type = rs.getString(2);
+                    if (column.equalsIgnoreCase("owner")) {
+                        owner = true;
+                        if (rs.getLong(3) < longestOwner) {
+                            problems.add("owner is " + type.toUpperCase(Locale.ROOT) + "(" + rs.getLong(3)
+                                    + "), its owner tokens need up to " + longestOwner + " characters");
+                        }
+                    } else if (column.equalsIgnoreCase("expires_at")) {
+                        expiresAt = true;
+                        if (!type.equalsIgnoreCase("datetime")) {
+                            problems.add("expires_at is " + type.toUpperCase(Locale.ROOT) + ", not DATETIME"
+                                    + " (a TIMESTAMP ends in 2038, before the longest lease)");
+                        } else if (rs.getLong(4) < 6) {
+                            problems.add("expires_at keeps " + rs.getLong(4) + " fractional digits, not 6");
+                        }
+                    }
+                }
+            }
+        }
+        if (exists && !owner) {
+            problems.add("it has no column owner");
+        }
+        if (exists && !expiresAt) {
+            problems.add("it has no column expires_at");
+        }
+        if (!problems.isEmpty()) {
+            throw new IllegalStateException("The lock table '" + table + "' cannot hold a lease's version: "
+                    + String.join("; ", problems) + ". Alter it as the shipped DDL (" + DDL_RESOURCE + ") has it: ALTER"
+                    + " TABLE " + table + " MODIFY owner VARCHAR(255) NULL, MODIFY expires_at DATETIME(6) NOT NULL"
+                    + " DEFAULT '1970-01-01 00:00:00.000000'");
+        }
     }
 
     /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */

@@ -36,15 +36,23 @@ public final class UnusedRows {
     static final int BATCH = 1000;
     private static final int DEADLOCK_RETRIES = 10;
 
-    /** The rule of an unused row (parameters: the period twice, in microseconds), checked again under the row locks. */
+    /**
+     * The rule of an unused row (parameters: the period twice, then max-clock-skew, in microseconds), checked again under
+     * the row locks. An owned row goes only once it is long dead (ended longer ago than max-clock-skew by this server's
+     * clock): a holder may still hold a lease this server sees expired, and an instance watching it may take it over.
+     */
     private static final String UNUSED = " AND name NOT LIKE '~%' AND completed_at IS NULL"
             + " AND expires_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND"
-            + " AND (acquired_at IS NULL OR acquired_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)";
+            + " AND (acquired_at IS NULL OR acquired_at <= UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)"
+            + " AND (owner IS NULL OR expires_at < UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)";
 
     private final LockTable table;
+    /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds. */
+    private final long longDeadMicros;
 
-    public UnusedRows(LockTable table) {
+    public UnusedRows(LockTable table, long longDeadMicros) {
         this.table = table;
+        this.longDeadMicros = longDeadMicros;
     }
 
     /**
@@ -89,6 +97,7 @@ public final class UnusedRows {
             statement.setString(1, after);
             statement.setLong(2, unusedMicros);
             statement.setLong(3, unusedMicros);
+            statement.setLong(4, longDeadMicros);
             try (ResultSet rs = statement.executeQuery()) {
                 while (rs.next()) {
                     names.add(rs.getString(1));
@@ -139,7 +148,8 @@ public final class UnusedRows {
                     unused.setString(index++, name);
                 }
                 unused.setLong(index++, unusedMicros);
-                unused.setLong(index, unusedMicros);
+                unused.setLong(index++, unusedMicros);
+                unused.setLong(index, longDeadMicros);
                 unused.execute(); // not executeQuery: the driver takes a SET STATEMENT prefix for a statement without rows
                 try (ResultSet rs = unused.getResultSet()) {
                     while (rs.next()) {
