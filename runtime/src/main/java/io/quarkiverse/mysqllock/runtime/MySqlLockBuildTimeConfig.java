@@ -24,6 +24,21 @@ public interface MySqlLockBuildTimeConfig {
     /** Metrics. */
     Metrics metrics();
 
+    /** REST. */
+    Rest rest();
+
+    interface Rest {
+        /**
+         * Whether a {@code LockNotAcquiredException} escaping a REST resource method becomes an HTTP answer, when
+         * {@code quarkus-rest} is present: {@code BUSY} and {@code DEADLOCK} 409 Conflict, {@code POOL_EXHAUSTED} 503
+         * with {@code Retry-After: 1}, {@code DATABASE_ERROR} and {@code READ_ONLY} 503 with {@code Retry-After: 5}, and
+         * a JSON body {@code {"lock", "reason", "waitedMs"}}. An application's own exception mapper of it wins. Off by
+         * default: without it the exception is a 500, as any other.
+         */
+        @WithDefault("false")
+        boolean mapExceptions();
+    }
+
     interface Metrics {
         /**
          * Whether lock metrics are published when {@code quarkus-micrometer} is present: acquisitions by outcome, wait

@@ -42,6 +42,7 @@ class PackageLayersTest {
             Map.entry("engine", Set.of("jdbc")),
             Map.entry("table", Set.of("jdbc")),
             Map.entry("coordination", Set.of()),
+            Map.entry("rest", Set.of()),
             Map.entry("jdbc", Set.of()));
     private static final String STRING = "\"(?:[^\"\\\\\\n]|\\\\.)*\"";
     /** Any reference: an import (also static or with a wildcard), or a qualified name in the code or its comments. */

@@ -1,0 +1,28 @@
+package io.quarkiverse.mysqllock.deployment;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
+import io.quarkus.deployment.Capabilities;
+import io.quarkus.deployment.Capability;
+import io.quarkus.deployment.annotations.BuildProducer;
+import io.quarkus.deployment.annotations.BuildStep;
+import io.quarkus.resteasy.reactive.spi.ExceptionMapperBuildItem;
+
+/** The opt-in REST mapping of {@code LockNotAcquiredException} ({@code quarkus.mysql-lock.rest.map-exceptions}). */
+class RestProcessor {
+
+    /** By name: its class implements a jakarta.ws.rs type, which an application without REST does not have. */
+    static final String MAPPER = "io.quarkiverse.mysqllock.runtime.rest.LockNotAcquiredExceptionMapper";
+    /** Below the default priority of an application's own mappers (Priorities.USER, 5000): theirs win. */
+    static final int PRIORITY = 6000;
+
+    @BuildStep
+    void exceptionMapper(MySqlLockBuildTimeConfig config, Capabilities capabilities,
+            BuildProducer<ExceptionMapperBuildItem> mappers) {
+        // only with Quarkus REST: the mapper's types (jakarta.ws.rs) are optional dependencies of the runtime
+        if (config.rest().mapExceptions() && capabilities.isPresent(Capability.REST)) {
+            mappers.produce(new ExceptionMapperBuildItem(MAPPER, LockNotAcquiredException.class.getName(), PRIORITY,
+                    true));
+        }
+    }
+}

@@ -1,0 +1,53 @@
+package io.quarkiverse.mysqllock.runtime.rest;
+
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.ext.ExceptionMapper;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+
+/**
+ * The opt-in REST answer to a lock that could not be taken ({@code quarkus.mysql-lock.rest.map-exceptions=true}, only
+ * with {@code quarkus-rest}): {@code BUSY} and {@code DEADLOCK} are 409 Conflict (someone else is changing the resource;
+ * the holder's remaining time is unknown, so no {@code Retry-After}); {@code POOL_EXHAUSTED} is 503 with
+ * {@code Retry-After: 1} (a connection frees up soon); {@code DATABASE_ERROR} and {@code READ_ONLY} are 503 with
+ * {@code Retry-After: 5} (a restart or a failover takes seconds). The body is JSON: the lock, the reason and the time
+ * waited; never the holder, which names a host and a process. An application's own mapper of the exception wins (this one is
+ * registered at priority
+ * 6000, below {@code Priorities.USER}).
+ */
+public class LockNotAcquiredExceptionMapper implements ExceptionMapper<LockNotAcquiredException> {
+
+    @Override
+    public Response toResponse(LockNotAcquiredException e) {
+        Response.ResponseBuilder response = switch (e.reason()) {
+            case BUSY, DEADLOCK -> Response.status(Response.Status.CONFLICT);
+            case POOL_EXHAUSTED -> Response.status(Response.Status.SERVICE_UNAVAILABLE).header("Retry-After", "1");
+            case DATABASE_ERROR, READ_ONLY -> Response.status(Response.Status.SERVICE_UNAVAILABLE).header("Retry-After",
+                    "5");
+        };
+        String body = "{\"lock\":" + json(e.lockName()) + ",\"reason\":\"" + e.reason().name() + "\",\"waitedMs\":"
+                + e.waited().toMillis() + "}";
+        return response.type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
+    }
+
+    /** A JSON string: without a JSON library, which the application may not have. */
+    static String json(String value) {
+        StringBuilder out = new StringBuilder(value.length() + 2).append('"');
+        for (int i = 0; i < value.length(); i++) {
+            char c = value.charAt(i);
+            switch (c) {
+                case '"' -> out.append("\\\"");
+                case '\\' -> out.append("\\\\");
+                default -> {
+                    if (c < 0x20) {
+                        out.append(String.format("\\u%04x", (int) c));
+                    } else {
+                        out.append(c);
+                    }
+                }
+            }
+        }
+        return out.append('"').toString();
+    }
+}
