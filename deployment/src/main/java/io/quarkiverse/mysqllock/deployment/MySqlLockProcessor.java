@@ -61,10 +61,13 @@ class MySqlLockProcessor {
         return new HealthBuildItem(MySqlLockHealthCheck.class.getName(), config.health().enabled());
     }
 
-    /** The lock table's DDL is read at run time, also in a native image. */
+    /**
+     * The lock table's DDL is read at run time, also in a native image; with the Liquibase changelog, so that an
+     * application's migrations can include it there too.
+     */
     @BuildStep
     NativeImageResourceBuildItem ddlResource() {
-        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE);
+        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, LockTable.LIQUIBASE_CHANGELOG);
     }
 
     /**

@@ -168,8 +168,12 @@ public final class LockTable {
         }
     }
 
-    /** The classpath resource with the table's DDL, for Flyway or Liquibase migrations. */
-    public static final String DDL_RESOURCE = "io/quarkiverse/mysqllock/mysql_lock.sql";
+    /** Where the table's migrations ship: a Flyway location ({@code classpath:} + this). */
+    public static final String SCHEMA_LOCATION = "io/quarkiverse/mysqllock/schema";
+    /** The classpath resource with the table's DDL: a Flyway repeatable migration, and what the extension runs. */
+    public static final String DDL_RESOURCE = SCHEMA_LOCATION + "/R__mysql_lock.sql";
+    /** The Liquibase changelog that runs {@link #DDL_RESOURCE}, marked as run where the table exists. */
+    public static final String LIQUIBASE_CHANGELOG = SCHEMA_LOCATION + "/mysql-lock-changelog.xml";
     private static final String DEFAULT_NAME = "mysql_lock";
 
     /** The statement that creates the table: the shipped DDL, with the configured table name. */
