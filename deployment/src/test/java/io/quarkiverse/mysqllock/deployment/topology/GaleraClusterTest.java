@@ -88,6 +88,25 @@ class GaleraClusterTest {
                 .hasMessageContaining("Galera");
     }
 
+    /**
+     * {@code quarkus.mysql-lock.replication=false} skips replication detection, never the facts that make named locks
+     * impossible: on a Galera node AUTO still chooses LEASE. Before, it chose NAMED there, whose locks no other node
+     * sees: two instances on two nodes held one name at once.
+     */
+    @Test
+    @Order(2)
+    void replicationFalseStillChoosesLeaseOnAGaleraNode() {
+        try (StandaloneLocks one = StandaloneLocks.Settings.of("no-detection-1").on(cluster.node(1).database())
+                .replication(false).start();
+                StandaloneLocks two = StandaloneLocks.Settings.of("no-detection-2").on(cluster.node(2).database())
+                        .replication(false).start()) {
+            assertThat(one.locks.mode()).isEqualTo(LockMode.LEASE);
+            try (LockHandle held = one.locks.acquire("galera:no-detection", Duration.ofSeconds(2))) {
+                assertThat(two.locks.tryAcquire("galera:no-detection")).as("taken on another node meanwhile").isEmpty();
+            }
+        }
+    }
+
     /** One critical section as the test saw it: the fence it was granted, in the order the sections began. */
     record Section(int instance, long fence) {
     }

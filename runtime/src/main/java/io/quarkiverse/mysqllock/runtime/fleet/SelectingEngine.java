@@ -205,7 +205,12 @@ public final class SelectingEngine implements LockEngine {
     private Proposal proposeAuto(Connection raw, ServerVersion server, Optional<String> versionProblem)
             throws SQLException {
         Optional<Topology> configured = TopologyProbe.fromConfiguration(replication, urlProblem);
-        Topology topology = configured.isPresent() ? configured.get() : TopologyProbe.probe(raw, server.mariaDb());
+        // replication=false skips replication detection, never what makes named locks impossible: a Galera node
+        // (named locks are not shared between nodes) or a read-only server (invisible to the primary)
+        Topology topology = configured.isEmpty() ? TopologyProbe.probe(raw, server.mariaDb())
+                : configured.get().replicated() ? configured.get()
+                        : TopologyProbe.withoutReplicationDetection(configured.get(),
+                                TopologyProbe.probe(raw, server.mariaDb()));
         if (topology.unseen() != null) {
             LOG.warnf("Replication detection on datasource '%s': %s. If replicas read it, set"
                     + " quarkus.mysql-lock.replication=true (the LEASE engine): named locks are not replicated."

@@ -129,6 +129,18 @@ public final class TopologyProbe {
         return Optional.empty();
     }
 
+    /**
+     * {@code quarkus.mysql-lock.replication=false}: the configured answer about replication, with what the probe found
+     * that makes named locks impossible whatever is configured (a Galera node, a read-only server).
+     */
+    public static Topology withoutReplicationDetection(Topology configured, Topology probed) {
+        String reason = probed.galera()
+                ? "the server is a Galera cluster node (@@wsrep_on), where named locks are not shared between nodes;"
+                        + " quarkus.mysql-lock.replication=false does not change that"
+                : configured.reason();
+        return new Topology(false, reason, probed.readOnly(), probed.galera(), List.of(), null);
+    }
+
     private static String value(Connection connection, String sql, List<String> skipped) {
         try (Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
             return rs.next() ? rs.getString(1) : null;
