@@ -24,9 +24,10 @@ import jakarta.interceptor.InterceptorBinding;
  * application is built: a template naming a parameter or property that does not exist, a private or static method,
  * or a bad duration fails the build with a message naming the method.
  * <p>
- * On a {@code @Scheduled} method with {@code onBusy = SKIP} and a {@code ScheduledExecution} parameter, each tick (the
- * trigger's scheduled fire time) runs once across the cluster: the instance that gets the lock claims the tick in the
- * lock table, and an instance that fires the same tick later skips it.
+ * On a {@code @Scheduled} method with a {@code ScheduledExecution} parameter, each tick (the trigger's scheduled fire
+ * time) runs once across the cluster: the instance that gets the lock claims the tick in the lock table, and an instance
+ * that fires the same tick later returns without running it, whatever {@code onBusy} says. Use {@code onBusy = SKIP}
+ * there, so that the instances that find the lock busy skip the tick instead of failing.
  */
 @Inherited
 @InterceptorBinding

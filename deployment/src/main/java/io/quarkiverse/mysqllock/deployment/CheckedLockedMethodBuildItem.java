@@ -34,7 +34,7 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     /** mode PERMIT: the semaphore's permits; 0 otherwise. */
     final int permits;
     final ReturnKind kind;
-    /** The index of the {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. */
+    /** The index of the {@code ScheduledExecution} parameter whose tick the method claims, or -1. */
     final int tickParameter;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,

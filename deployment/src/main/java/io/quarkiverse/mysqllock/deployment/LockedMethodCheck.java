@@ -74,7 +74,7 @@ final class LockedMethodCheck {
         Locked.Mode mode = Locked.Mode.valueOf(stringValue(annotation, "mode", Locked.Mode.EXCLUSIVE.name()));
         AnnotationValue permitsValue = annotation.value("permits");
         int permits = permitsValue == null ? 0 : permitsValue.asInt();
-        int tickParameter = tickParameter(method, onBusy);
+        int tickParameter = tickParameter(method, onBusy, mode);
         checkMode(description, mode, permits, kind, atLeastFor, atMostFor, tickParameter, errors);
         if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
@@ -147,9 +147,13 @@ final class LockedMethodCheck {
         return "@Locked method " + method.declaringClass().name() + "#" + method.name() + "()";
     }
 
-    /** The {@code ScheduledExecution} parameter whose tick a {@code SKIP} method claims, or -1. */
-    private static int tickParameter(MethodInfo method, OnBusy onBusy) {
-        if (onBusy != OnBusy.SKIP) {
+    /**
+     * The {@code ScheduledExecution} parameter whose tick the method claims, or -1: an exclusive lock claims it whatever
+     * {@code onBusy} says (with {@code FAIL}, a late trigger would otherwise run a tick again once the lock is free); a
+     * shared mode cannot, which {@code onBusy = SKIP} there makes an error.
+     */
+    private static int tickParameter(MethodInfo method, OnBusy onBusy, Locked.Mode mode) {
+        if (mode != Locked.Mode.EXCLUSIVE && onBusy != OnBusy.SKIP) {
             return -1;
         }
         for (int i = 0; i < method.parametersCount(); i++) {

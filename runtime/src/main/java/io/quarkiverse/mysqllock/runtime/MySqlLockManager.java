@@ -295,20 +295,21 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     /**
-     * For {@code @Locked(onBusy = SKIP)} on a scheduled method: as {@link #acquire(String, Duration, Duration, boolean)}
-     * when busy (null), and then claims the tick in the lock table; null, with nothing held, if this tick (or a later
-     * one) already ran on some instance. Exact whatever the instances' clocks, as the tick is the trigger's scheduled
+     * For an exclusive {@code @Locked} scheduled method with a {@code ScheduledExecution} parameter: as
+     * {@link #acquire(String, Duration, Duration, boolean)} when busy (null, or a throw with {@code throwIfBusy}), and then
+     * claims the tick in the lock table; null, with nothing held, if this tick (or a later one) already ran on some
+     * instance. Exact whatever the instances' clocks, as the tick is the trigger's scheduled
      * fire time, not the time it fired. A tick known to have run already takes no lock: an instance whose trigger fires
      * late would otherwise hold the lock while it learns so, and the others, firing the next tick at that moment, would
      * find it busy and skip a tick that nobody ran.
      *
      * @param tick the scheduled fire time of this run, in epoch milliseconds
      */
-    public ControlledHandle acquireTick(String name, Duration wait, Duration atMostFor, long tick) {
+    public ControlledHandle acquireTick(String name, Duration wait, Duration atMostFor, boolean throwIfBusy, long tick) {
         if (tickRan(name, tick)) {
             return null;
         }
-        return claimTick(name, acquire(name, wait, atMostFor, false), tick);
+        return claimTick(name, acquire(name, wait, atMostFor, throwIfBusy), tick);
     }
 
     /** As {@link #acquireTick}, without blocking the caller: a null item when the tick already ran. */

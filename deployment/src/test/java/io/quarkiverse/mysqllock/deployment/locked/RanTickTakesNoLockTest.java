@@ -42,18 +42,18 @@ class RanTickTakesNoLockTest {
             try (StandaloneLocks instance = StandaloneLocks.Settings.of("ran-tick-" + mode).mode(mode).metrics(counting)
                     .table("ran_tick_" + mode.name().toLowerCase()).start()) {
                 String job = "ran-tick:" + mode;
-                ControlledHandle first = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, 1_000);
+                ControlledHandle first = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_000);
                 assertThat(first).as("tick 1000 runs").isNotNull();
                 first.release();
                 acquisitions.set(0);
 
-                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, 1_000)).as("tick 1000 again")
+                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_000)).as("tick 1000 again")
                         .isNull();
-                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, 999)).as("an earlier tick")
+                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 999)).as("an earlier tick")
                         .isNull();
                 assertThat(acquisitions.get()).as("%s: acquisitions for ticks that ran", mode).isZero();
 
-                ControlledHandle next = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, 1_001);
+                ControlledHandle next = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_001);
                 assertThat(next).as("the next tick runs").isNotNull();
                 next.release();
             }

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.deployment.locked;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
@@ -79,6 +81,26 @@ class ScheduledTicksTest {
         job.busy(at(30_000));
         assertThat(job.runs()).as("the skipped tick was not claimed, so it runs once the lock is free")
                 .containsExactly("busy@30000");
+    }
+
+    /**
+     * The default {@code onBusy = FAIL} claims ticks too: a tick that ran elsewhere does not run again (the call
+     * returns without running), and a busy lock still fails the call. Before, only {@code SKIP} claimed ticks, and a
+     * {@code FAIL} method whose trigger fired late, once the lock was free, ran the tick a second time.
+     */
+    @Test
+    void theDefaultOnBusyClaimsTicksToo() throws Exception {
+        job.failing(at(40_000));
+        job.failing(at(40_000));
+        assertThat(job.failingUni(at(40_000)).await().atMost(Duration.ofSeconds(10))).isEqualTo("ran");
+        assertThat(job.failingUni(at(40_000)).await().atMost(Duration.ofSeconds(10))).isNull();
+        assertThat(job.runs()).containsExactly("failing@40000", "failing-uni@40000");
+        try (LockHandle held = locks.acquire("tick:failing")) {
+            assertThatThrownBy(() -> CompletableFuture.runAsync(() -> job.failing(at(41_000))).join())
+                    .hasCauseInstanceOf(LockNotAcquiredException.class);
+        }
+        job.failing(at(41_000));
+        assertThat(job.runs()).containsExactly("failing@40000", "failing-uni@40000", "failing@41000");
     }
 
     @Test
@@ -143,6 +165,17 @@ class ScheduledTicksTest {
         @Locked(value = "tick:busy", onBusy = OnBusy.SKIP)
         public void busy(ScheduledExecution execution) {
             runs.add("busy@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked("tick:failing")
+        public void failing(ScheduledExecution execution) {
+            runs.add("failing@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked("tick:failing-uni")
+        public Uni<String> failingUni(ScheduledExecution execution) {
+            runs.add("failing-uni@" + execution.getScheduledFireTime().toEpochMilli());
+            return Uni.createFrom().item("ran");
         }
 
         @Locked(value = "tick:untracked", onBusy = OnBusy.SKIP)

@@ -69,7 +69,8 @@ public class LockedInterceptor {
         LockHandle handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
                 : method.tickParameter < 0
                         ? locks.acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
-                        : locks.acquireTick(name, method.waitFor(), method.atMostFor(), method.tick(context.getParameters()));
+                        : locks.acquireTick(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL,
+                                method.tick(context.getParameters()));
         if (handle == null) {
             skipped(method, name);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;

@@ -22,8 +22,8 @@ public final class LockedMethod {
     /** {@code <class>#<method>} */
     final String key;
     /**
-     * The index of the {@code ScheduledExecution} parameter of a scheduled method with {@code onBusy = SKIP}, whose
-     * ticks are claimed so that each runs once across the cluster; -1 for none.
+     * The index of the {@code ScheduledExecution} parameter of an exclusive scheduled method (or one with
+     * {@code onBusy = SKIP}), whose ticks are claimed so that each runs once across the cluster; -1 for none.
      */
     final int tickParameter;
 
