@@ -104,8 +104,9 @@ class MySqlLockProcessor {
             }
         }
         String hint = DataSourceNames.isDefault(wanted)
-                ? "No default datasource is configured: set quarkus.datasource.db-kind=mysql (and its JDBC URL)"
-                        + ", or name a configured datasource with quarkus.mysql-lock.datasource."
+                ? "No default datasource is configured: add the driver of your database (quarkus-jdbc-mysql or"
+                        + " quarkus-jdbc-mariadb) and set quarkus.datasource.db-kind (mysql or mariadb) and its JDBC URL,"
+                        + " or name a configured datasource with quarkus.mysql-lock.datasource."
                 : "quarkus.mysql-lock.datasource='" + wanted + "' names no configured JDBC datasource. Configure it"
                         + " (quarkus.datasource.\"" + wanted + "\".db-kind=mysql) or fix the name.";
         throw new ConfigurationException(hint + " Configured JDBC datasources: "

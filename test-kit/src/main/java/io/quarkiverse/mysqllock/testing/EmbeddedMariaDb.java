@@ -24,10 +24,11 @@ import io.quarkus.test.common.QuarkusTestResource;
  * }
  * </pre>
  *
- * Opt-in: nothing starts without the annotation, and tests without it are not changed. Quarkus decides on a datasource's
- * Dev Services while it builds the application, before any test resource starts: turn them off for the tests that use
- * this server ({@code %test.quarkus.datasource.devservices.enabled=false}, as the codestart's project does), or Quarkus
- * looks for Docker first. The JDBC URL matches the driver the application has ({@code jdbc:mariadb:} with
+ * Without the annotation a test gets a database anyway, through Dev Services: a container where Docker or Podman runs,
+ * and this same server where none does (the test kit's Dev Service). The annotation is for a test class that wants this
+ * server always: Quarkus decides on Dev Services while it builds the application, before any test resource starts, so
+ * turn them off for such tests ({@code %test.quarkus.datasource.devservices.enabled=false}) or a container starts that
+ * the test does not use. The JDBC URL matches the driver the application has ({@code jdbc:mariadb:} with
  * {@code quarkus-jdbc-mariadb}, {@code jdbc:mysql:} with {@code quarkus-jdbc-mysql}). To run the same tests against a
  * server of your own instead, set {@code MYSQL_LOCK_TEST_JDBC_URL} (and {@code MYSQL_LOCK_TEST_USER},
  * {@code MYSQL_LOCK_TEST_PASSWORD}).

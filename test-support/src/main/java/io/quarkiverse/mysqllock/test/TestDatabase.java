@@ -134,6 +134,9 @@ public final class TestDatabase {
      * of a {@link GaleraCluster}; its monotonic clock untouched), for a server whose clock disagrees with the others'.
      */
     public static TestDatabase startEmbedded(Duration clockOffset, String... serverArgs) {
+        EmbeddedPlatform.unavailable().ifPresent(why -> {
+            throw new IllegalStateException(why);
+        });
         try {
             int port = FreePorts.take();
             Path base = Files.createTempDirectory("mlk-base");

@@ -18,7 +18,8 @@ class NoDefaultDataSourceTest {
             .overrideConfigKey("quarkus.datasource.users.db-kind", "mysql")
             .overrideConfigKey("quarkus.datasource.users.jdbc.url", TestDatabase.shared().jdbcUrl())
             .overrideConfigKey("quarkus.datasource.users.devservices.enabled", "false"),
-            "No default datasource is configured", "quarkus.mysql-lock.datasource", "Configured JDBC datasources: users");
+            "No default datasource is configured", "quarkus-jdbc-mysql or quarkus-jdbc-mariadb",
+            "quarkus.mysql-lock.datasource", "Configured JDBC datasources: users");
 
     @Test
     void theApplicationDoesNotBuild() {

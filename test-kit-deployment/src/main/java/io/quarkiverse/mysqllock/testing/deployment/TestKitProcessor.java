@@ -1,40 +1,19 @@
-package io.quarkiverse.mysqllock.deployment;
-
-import java.util.List;
+package io.quarkiverse.mysqllock.testing.deployment;
 
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.deployment.IsTest;
 import io.quarkus.deployment.annotations.BuildStep;
 
 /**
- * The test kit's beans ({@code quarkus-mysql-lock-test}: {@code LockFaults}, and the recorder behind
- * {@code LockAssert}), registered when the application runs for tests and the kit is on its class path: never in a
- * production build, even if the kit were packaged by mistake.
+ * The test kit's beans ({@code LockFaults}, and the recorder behind {@code LockAssert}), registered when the
+ * application runs for tests: never in a production build, even if the kit were packaged by mistake.
  */
 class TestKitProcessor {
 
-    static final List<String> KIT_BEANS = List.of("io.quarkiverse.mysqllock.testing.LockFaults",
-            "io.quarkiverse.mysqllock.testing.LockRecorder");
-
     @BuildStep(onlyIf = IsTest.class)
     AdditionalBeanBuildItem testKitBeans() {
-        AdditionalBeanBuildItem.Builder beans = AdditionalBeanBuildItem.builder().setUnremovable();
-        boolean present = false;
-        for (String bean : KIT_BEANS) {
-            if (onClassPath(bean)) {
-                beans.addBeanClass(bean);
-                present = true;
-            }
-        }
-        return present ? beans.build() : null;
-    }
-
-    private static boolean onClassPath(String className) {
-        try {
-            Class.forName(className, false, Thread.currentThread().getContextClassLoader());
-            return true;
-        } catch (ClassNotFoundException | LinkageError e) {
-            return false;
-        }
+        return AdditionalBeanBuildItem.builder().setUnremovable()
+                .addBeanClasses("io.quarkiverse.mysqllock.testing.LockFaults", "io.quarkiverse.mysqllock.testing.LockRecorder")
+                .build();
     }
 }

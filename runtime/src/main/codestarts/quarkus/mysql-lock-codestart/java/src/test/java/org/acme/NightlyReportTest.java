@@ -7,13 +7,15 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkiverse.mysqllock.testing.LockAssert;
 import io.quarkiverse.mysqllock.testing.LockFaults;
 import io.quarkus.test.junit.QuarkusTest;
 
+/**
+ * Runs against the database Quarkus gives the tests: a Dev Services container where Docker or Podman runs, the test
+ * kit's embedded MariaDB where none does.
+ */
 @QuarkusTest
-@EmbeddedMariaDb
 class NightlyReportTest {
 
     @Inject

@@ -1,0 +1,74 @@
+package io.quarkiverse.mysqllock.testing.deployment;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+
+import jakarta.inject.Inject;
+
+import org.eclipse.microprofile.config.inject.ConfigProperty;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.agroal.api.AgroalDataSource;
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkus.agroal.DataSource;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * Two datasources without URLs, one of them on MariaDB's own driver ({@code quarkus-jdbc-mariadb}): each gets the
+ * embedded server in its driver's URL scheme and a schema of its own, and the locks work on the MariaDB driver's one.
+ */
+class EmbeddedDevServiceMariaDbDriverTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = new QuarkusUnitTest()
+            .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
+            .overrideConfigKey("quarkus.datasource.reports.db-kind", "mariadb")
+            .overrideConfigKey("quarkus.mysql-lock.datasource", "reports")
+            .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN")
+            .withApplicationRoot(jar -> jar.addClass(ContainerRuntime.class))
+            .addBuildChainCustomizer(ContainerRuntime.told());
+
+    @Inject
+    @DataSource("reports")
+    AgroalDataSource reports;
+
+    @Inject
+    AgroalDataSource orders;
+
+    @Inject
+    LockManager locks;
+
+    @ConfigProperty(name = "quarkus.datasource.reports.jdbc.url")
+    String reportsUrl;
+
+    @Test
+    void eachDatasourceHasItsSchemaInItsDriversScheme() throws Exception {
+        if (ContainerRuntime.found()) {
+            return; // Quarkus' Dev Services start two containers: nothing of ours to check
+        }
+        assertThat(reportsUrl).startsWith("jdbc:mariadb://").endsWith("/ds_reports");
+        assertThat(schema(reports)).isEqualTo("ds_reports");
+        assertThat(schema(orders)).isEqualTo("locktest");
+        try (Connection connection = reports.getConnection()) {
+            assertThat(connection.getMetaData().getDriverName()).containsIgnoringCase("MariaDB");
+        }
+        try (LockHandle lock = locks.acquire("dev-service:mariadb-driver", Duration.ofSeconds(5))) {
+            assertThat(lock.fencingToken()).isPositive();
+        }
+    }
+
+    private static String schema(AgroalDataSource dataSource) throws Exception {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet rs = statement.executeQuery("SELECT DATABASE()")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+}
