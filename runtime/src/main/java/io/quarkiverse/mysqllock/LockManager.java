@@ -16,7 +16,7 @@ import io.smallrye.mutiny.Uni;
  * database. Blocking methods must not be called on an event-loop thread; use {@link #acquireAsync(String, Duration)}
  * there.
  * <p>
- * Lock names are case-sensitive on every server (see the README, "Lock names").
+ * Lock names are case-sensitive on every server (see the guide, engines page, "Lock names").
  */
 public interface LockManager {
 

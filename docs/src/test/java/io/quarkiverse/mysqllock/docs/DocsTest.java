@@ -100,6 +100,44 @@ class DocsTest {
         assertThat(broken).isEmpty();
     }
 
+    /**
+     * The README is a front door: short, no measurement tables (those are the proof page's), the test command it gives
+     * is the one CI runs, and every link in it resolves to a file of the repository.
+     */
+    @Test
+    void theReadmeIsAFrontDoor() throws IOException {
+        String readme = Files.readString(Path.of("../README.md"));
+        assertThat(readme.lines().count()).as("README lines").isLessThanOrEqualTo(160);
+        assertThat(readme).as("measurements belong to the proof page").doesNotContain("ops/s", "p99", "× floor");
+        String ci = Files.readString(Path.of("../.ci/run"));
+        Matcher command = Pattern.compile("(?m)^(\\./mvnw -B -ntp install -Dno-format)$").matcher(ci);
+        assertThat(command.find()).as(".ci/run runs the suite's command").isTrue();
+        assertThat(readme).as("the README gives the command .ci/run runs").contains("\n" + command.group(1) + "\n");
+        List<String> broken = new ArrayList<>();
+        Matcher link = Pattern.compile("\\]\\(([^)#:]+)(#[^)]*)?\\)").matcher(readme);
+        int checked = 0;
+        while (link.find()) {
+            checked++;
+            if (!Files.exists(Path.of("..").resolve(link.group(1)))) {
+                broken.add(link.group(1));
+            }
+        }
+        assertThat(checked).as("README links checked").isGreaterThan(10);
+        assertThat(broken).as("README links to missing files").isEmpty();
+    }
+
+    /** Every page of the guide can be reached from the navigation. */
+    @Test
+    void everyPageIsInTheNavigation() throws IOException {
+        String nav = Files.readString(ROOT.resolve("nav.adoc"));
+        List<String> missing = new ArrayList<>();
+        try (Stream<Path> pages = Files.list(PAGES)) {
+            pages.map(page -> page.getFileName().toString()).filter(name -> name.endsWith(".adoc"))
+                    .filter(name -> !nav.contains("xref:" + name + "[")).forEach(missing::add);
+        }
+        assertThat(missing).as("pages not in nav.adoc").isEmpty();
+    }
+
     static final Pattern INCLUDE_EXAMPLE = Pattern.compile("include::example\\$([^\\[]+)\\[(?:tags?=([^\\]]+))?\\]");
 
     /**

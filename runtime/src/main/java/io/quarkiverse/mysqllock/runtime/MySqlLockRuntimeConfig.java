@@ -27,8 +27,9 @@ public interface MySqlLockRuntimeConfig {
     /**
      * Whether the database is replicated, for {@code mode=auto}. {@code true} picks the LEASE engine; {@code false}
      * skips replication detection and picks NAMED, except on a Galera node or a read-only server, where named locks
-     * cannot work (LEASE, and the start-up line says why). Unset: detected from the JDBC URL (replication, load-balance, multi-host) and
-     * from what the server reports (Galera, group replication, a running replica thread, connected replicas).
+     * cannot work (LEASE, and the start-up line says why). Unset: detected from the JDBC URL (replication, load-balance,
+     * multi-host) and from what the server reports (Galera, group replication, a running replica thread, connected
+     * replicas).
      */
     Optional<Boolean> replication();
 

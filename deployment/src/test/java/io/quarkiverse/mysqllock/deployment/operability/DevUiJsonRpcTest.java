@@ -109,7 +109,7 @@ class DevUiJsonRpcTest {
 
     /**
      * The card in a real browser (Debian's Chromium, headless): it renders in the Dev UI's extensions page with its
-     * title and its page link, whose page shows the engine. The card's screenshot is the README's
+     * title and its page link, whose page shows the engine. The card's screenshot is the guide's
      * ({@code docs/modules/ROOT/assets/images/dev-ui-card.png}): every build refreshes it. It runs first, while the
      * application holds its one lock, so that the card's count, and so the picture, is the same at every build.
      */
