@@ -1,7 +1,10 @@
 package io.quarkiverse.mysqllock.deployment.locked;
 
 import static io.restassured.RestAssured.given;
+import static org.hamcrest.Matchers.allOf;
 import static org.hamcrest.Matchers.equalTo;
+import static org.hamcrest.Matchers.greaterThanOrEqualTo;
+import static org.hamcrest.Matchers.lessThan;
 import static org.hamcrest.Matchers.nullValue;
 
 import java.time.Duration;
@@ -43,7 +46,8 @@ class RestExceptionMappingTest {
         try (LockHandle held = locks.acquire("order:1001", Duration.ofSeconds(5))) {
             given().post("/orders/1001").then().statusCode(409).contentType("application/json")
                     .header("Retry-After", nullValue()).body("lock", equalTo("order:1001")).body("reason", equalTo("BUSY"))
-                    .body("waitedMs", equalTo(0)).body("holder", nullValue());
+                    // the time the caller waited, measured: a few milliseconds on a busy machine
+                    .body("waitedMs", allOf(greaterThanOrEqualTo(0), lessThan(5_000))).body("holder", nullValue());
         }
         given().post("/orders/1001").then().statusCode(200).body(equalTo("shipped 1001"));
     }
