@@ -74,11 +74,15 @@ final class LockedMethodCheck {
         Locked.Mode mode = Locked.Mode.valueOf(stringValue(annotation, "mode", Locked.Mode.EXCLUSIVE.name()));
         AnnotationValue permitsValue = annotation.value("permits");
         int permits = permitsValue == null ? 0 : permitsValue.asInt();
-        int tickParameter = tickParameter(method, onBusy, mode);
+        int tickParameter = tickParameter(method);
         checkMode(description, mode, permits, kind, atLeastFor, atMostFor, tickParameter, errors);
         if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
                     + " null: return a reference type, Optional, Uni or CompletionStage, or use onBusy = FAIL");
+        } else if (tickParameter >= 0 && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
+            errors.add(description + " returns " + method.returnType() + " and claims scheduled ticks (a"
+                    + " ScheduledExecution parameter): a tick that already ran returns null. Return void, a reference"
+                    + " type or Optional");
         }
         String template = stringValue(annotation, "value", "");
         List<LockNameTemplate.Segment> segments;
@@ -129,17 +133,18 @@ final class LockedMethodCheck {
                     + " exclusive locks)");
         }
         if (tickParameter >= 0) {
-            errors.add(description + ": mode = " + mode + " cannot claim scheduled ticks (a ScheduledExecution"
-                    + " parameter with onBusy = SKIP): each tick is claimed under an exclusive lock");
+            errors.add(description + ": mode = " + mode + " cannot claim scheduled ticks (its ScheduledExecution"
+                    + " parameter): each tick is claimed under an exclusive lock. Use mode = EXCLUSIVE, or remove the"
+                    + " parameter");
         }
     }
 
     /**
-     * Whether the method is {@code @Scheduled} with {@code onBusy = SKIP} but no {@code ScheduledExecution} parameter:
-     * then only {@code atLeastFor} keeps a late instance from running a tick again, which deserves a warning.
+     * Whether the method is {@code @Scheduled} without a {@code ScheduledExecution} parameter: then only
+     * {@code atLeastFor} keeps a late instance from running a tick again, which deserves a warning.
      */
     static boolean untrackedSchedule(MethodInfo method, CheckedLockedMethodBuildItem checked) {
-        return checked.onBusy == OnBusy.SKIP && checked.tickParameter < 0
+        return checked.tickParameter < 0
                 && (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES));
     }
 
@@ -148,14 +153,11 @@ final class LockedMethodCheck {
     }
 
     /**
-     * The {@code ScheduledExecution} parameter whose tick the method claims, or -1: an exclusive lock claims it whatever
-     * {@code onBusy} says (with {@code FAIL}, a late trigger would otherwise run a tick again once the lock is free); a
-     * shared mode cannot, which {@code onBusy = SKIP} there makes an error.
+     * The {@code ScheduledExecution} parameter whose tick the method claims, or -1: claimed whatever {@code onBusy} says
+     * (with {@code FAIL}, a late trigger would otherwise run a tick again once the lock is free); a shared mode cannot
+     * claim, which {@link #checkMode} makes an error.
      */
-    private static int tickParameter(MethodInfo method, OnBusy onBusy, Locked.Mode mode) {
-        if (mode != Locked.Mode.EXCLUSIVE && onBusy != OnBusy.SKIP) {
-            return -1;
-        }
+    private static int tickParameter(MethodInfo method) {
         for (int i = 0; i < method.parametersCount(); i++) {
             if (method.parameterType(i).name().equals(SCHEDULED_EXECUTION)) {
                 return i;

@@ -72,9 +72,9 @@ class LockedProcessor {
                 continue;
             }
             if (LockedMethodCheck.untrackedSchedule(method.method(), valid)) {
-                LOG.warnf("%s is @Scheduled and @Locked(onBusy = SKIP) without a ScheduledExecution parameter: an"
-                        + " instance whose trigger fires late can run a tick again once the lock is free. Add a"
-                        + " ScheduledExecution parameter and each tick runs exactly once across the cluster",
+                LOG.warnf("%s is @Scheduled and @Locked without a ScheduledExecution parameter: an instance whose"
+                        + " trigger fires late can run a tick again once the lock is free. Add a ScheduledExecution"
+                        + " parameter and each tick runs at most once across the cluster",
                         valid.description);
             }
             checked.add(valid);

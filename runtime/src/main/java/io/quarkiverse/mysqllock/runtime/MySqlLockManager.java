@@ -319,6 +319,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** Whether this tick, or a later one, was claimed already: read without the lock. */
     private boolean tickRan(String name, long tick) {
+        if (records == null && engine() instanceof InMemoryEngine memory) {
+            return memory.tickClaimed(names.serverName(TICK_ROW_PREFIX + name), tick);
+        }
         return records("a @Scheduled method's tick claim").tickClaimed(name, names.serverName(TICK_ROW_PREFIX + name),
                 tick);
     }
@@ -329,8 +332,10 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }
         boolean claimed;
         try {
-            claimed = records("a @Scheduled method's tick claim").claimTick(name, names.serverName(TICK_ROW_PREFIX + name),
-                    tick);
+            claimed = records == null && engine() instanceof InMemoryEngine memory
+                    ? memory.claimTick(names.serverName(TICK_ROW_PREFIX + name), tick)
+                    : records("a @Scheduled method's tick claim").claimTick(name,
+                            names.serverName(TICK_ROW_PREFIX + name), tick);
         } catch (RuntimeException e) {
             handle.release();
             throw e;

@@ -41,6 +41,8 @@ class LockedBuildErrorsTest {
             "Bad#asyncRead() returns Uni: mode = READ takes its lock blocking",
             "Bad#keptWrite(): mode = WRITE takes no atLeastFor or atMostFor",
             "Bad#scheduledPermit(): mode = PERMIT cannot claim scheduled ticks",
+            "Bad#scheduledRead(): mode = READ cannot claim scheduled ticks (its ScheduledExecution parameter)",
+            "Bad#scheduledPrimitive() returns long and claims scheduled ticks",
             "the semaphore 'exports' is given different numbers of permits");
 
     @Test
@@ -126,6 +128,15 @@ class LockedBuildErrorsTest {
 
         @Locked(mode = Locked.Mode.PERMIT, permits = 2, onBusy = OnBusy.SKIP)
         public void scheduledPermit(io.quarkus.scheduler.ScheduledExecution execution) {
+        }
+
+        @Locked(mode = Locked.Mode.READ)
+        public void scheduledRead(io.quarkus.scheduler.ScheduledExecution execution) {
+        }
+
+        @Locked("scheduled-primitive")
+        public long scheduledPrimitive(io.quarkus.scheduler.ScheduledExecution execution) {
+            return 1;
         }
 
         @Locked(value = "exports", mode = Locked.Mode.PERMIT, permits = 2)

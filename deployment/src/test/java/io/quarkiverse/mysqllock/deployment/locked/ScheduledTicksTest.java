@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -24,9 +23,9 @@ import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.Ticks;
 import io.quarkus.scheduler.Scheduled;
 import io.quarkus.scheduler.ScheduledExecution;
-import io.quarkus.scheduler.Trigger;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.mutiny.Uni;
 
@@ -37,7 +36,7 @@ import io.smallrye.mutiny.Uni;
 class ScheduledTicksTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app(Job.class)
+    static final QuarkusUnitTest app = LockApp.app(Job.class, Ticks.class)
             .setLogRecordPredicate(record -> record.getLoggerName().endsWith("LockedProcessor"))
             .assertLogRecords(records -> assertThat(records).singleElement()
                     .satisfies(record -> assertThat(String.format(record.getMessage(), record.getParameters()))
@@ -116,23 +115,7 @@ class ScheduledTicksTest {
     }
 
     static ScheduledExecution at(long epochMillis) {
-        Instant tick = Instant.ofEpochMilli(epochMillis);
-        return new ScheduledExecution() {
-            @Override
-            public Trigger getTrigger() {
-                return null;
-            }
-
-            @Override
-            public Instant getFireTime() {
-                return Instant.now();
-            }
-
-            @Override
-            public Instant getScheduledFireTime() {
-                return tick;
-            }
-        };
+        return Ticks.at(epochMillis);
     }
 
     @ApplicationScoped

@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
@@ -20,10 +23,15 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.deployment.testing.Ticks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.scheduler.ScheduledExecution;
 import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.mutiny.Uni;
 
 /**
  * {@code quarkus.mysql-lock.mode=in-memory}: an application with no datasource at all gets a LockManager with the
@@ -33,13 +41,16 @@ class InMemoryEngineTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Background.class))
+            .withApplicationRoot(jar -> jar.addClasses(Background.class, TickJob.class, Ticks.class))
             .overrideConfigKey("quarkus.mysql-lock.mode", "in-memory")
             // no database at all: the default datasource (quarkus-jdbc-mysql) gets no URL and no Dev Services
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false");
 
     @Inject
     LockManager locks;
+
+    @Inject
+    TickJob job;
 
     @Test
     void theManagerNeedsNoDatabase() {
@@ -139,6 +150,40 @@ class InMemoryEngineTest {
         one.release();
         two.release();
         assertThat(semaphore.availablePermits()).isEqualTo(2);
+    }
+
+    /**
+     * A scheduled method's ticks are claimed in memory as the lock table claims them: a tick runs once, an older one not
+     * at all, whatever {@code onBusy} says. Before, in-memory mode threw on every tick of such a method.
+     */
+    @Test
+    void scheduledTicksAreClaimedInMemory() throws Exception {
+        job.run(Ticks.at(5_000));
+        job.run(Ticks.at(5_000));
+        job.run(Ticks.at(4_000));
+        assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isEqualTo("ran");
+        assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isNull();
+        assertThat(job.runs()).containsExactly("run@5000", "async@6000");
+    }
+
+    @ApplicationScoped
+    public static class TickJob {
+        final List<String> runs = new CopyOnWriteArrayList<>();
+
+        List<String> runs() {
+            return runs;
+        }
+
+        @Locked("mem:tick")
+        public void run(ScheduledExecution execution) {
+            runs.add("run@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked(value = "mem:tick-async", onBusy = OnBusy.SKIP)
+        public Uni<String> async(ScheduledExecution execution) {
+            runs.add("async@" + execution.getScheduledFireTime().toEpochMilli());
+            return Uni.createFrom().item("ran");
+        }
     }
 
     @Test

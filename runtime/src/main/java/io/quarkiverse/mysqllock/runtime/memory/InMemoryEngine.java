@@ -68,6 +68,29 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         long fence;
     }
 
+    /**
+     * Whether this tick, or a later one, of a scheduled job was claimed already: kept as the database keeps it, the
+     * highest tick claimed as the fence of the row {@code tickRow}.
+     */
+    public boolean tickClaimed(String tickRow, long tick) {
+        Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
+        synchronized (slot) {
+            return slot.fence >= tick;
+        }
+    }
+
+    /** Claims a scheduled job's tick: false if it, or a later one, was claimed already. */
+    public boolean claimTick(String tickRow, long tick) {
+        Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
+        synchronized (slot) {
+            if (slot.fence >= tick) {
+                return false;
+            }
+            slot.fence = tick;
+            return true;
+        }
+    }
+
     /** One held lock, shared by its nested holds. */
     public static final class MemLock extends HeldLock {
         final long fence;
