@@ -1,5 +1,7 @@
 package io.quarkiverse.mysqllock.deployment;
 
+import org.jboss.logging.Logger;
+
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkus.deployment.Capabilities;
@@ -11,6 +13,8 @@ import io.quarkus.resteasy.reactive.spi.ExceptionMapperBuildItem;
 /** The opt-in REST mapping of {@code LockNotAcquiredException} ({@code quarkus.mysql-lock.rest.map-exceptions}). */
 class RestProcessor {
 
+    private static final Logger LOG = Logger.getLogger(RestProcessor.class);
+
     /** By name: its class implements a jakarta.ws.rs type, which an application without REST does not have. */
     static final String MAPPER = "io.quarkiverse.mysqllock.runtime.rest.LockNotAcquiredExceptionMapper";
     /** Below the default priority of an application's own mappers (Priorities.USER, 5000): theirs win. */
@@ -20,9 +24,16 @@ class RestProcessor {
     void exceptionMapper(MySqlLockBuildTimeConfig config, Capabilities capabilities,
             BuildProducer<ExceptionMapperBuildItem> mappers) {
         // only with Quarkus REST: the mapper's types (jakarta.ws.rs) are optional dependencies of the runtime
-        if (config.rest().mapExceptions() && capabilities.isPresent(Capability.REST)) {
+        if (!config.rest().mapExceptions()) {
+            return;
+        }
+        if (capabilities.isPresent(Capability.REST)) {
             mappers.produce(new ExceptionMapperBuildItem(MAPPER, LockNotAcquiredException.class.getName(), PRIORITY,
                     true));
+        } else {
+            LOG.warn("quarkus.mysql-lock.rest.map-exceptions=true does nothing: the application has no Quarkus REST"
+                    + " (quarkus-rest). With RESTEasy Classic, map LockNotAcquiredException with an ExceptionMapper of"
+                    + " your own");
         }
     }
 }

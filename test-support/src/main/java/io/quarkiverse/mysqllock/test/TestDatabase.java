@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -93,14 +94,19 @@ public final class TestDatabase {
                             (String) server.getAttribute(name, "User"), (String) server.getAttribute(name, "Password"));
                     return shared;
                 }
-                String url = System.getProperty(URL_PROPERTY, System.getenv(URL_ENV));
-                shared = url != null && !url.isBlank() ? external(url) : startEmbedded();
+                shared = externalUrl().map(TestDatabase::external).orElseGet(TestDatabase::startEmbedded);
                 server.registerMBean(new SharedServerControl(shared), name);
                 return shared;
             }
         } catch (JMException e) {
             throw new IllegalStateException("Could not publish the shared test server", e);
         }
+    }
+
+    /** The server of the developer's own that tests use instead of the embedded one, if one is configured. */
+    public static Optional<String> externalUrl() {
+        String url = System.getProperty(URL_PROPERTY, System.getenv(URL_ENV));
+        return url == null || url.isBlank() ? Optional.empty() : Optional.of(url);
     }
 
     private static TestDatabase external(String url) {

@@ -209,18 +209,20 @@ public final class SelectingEngine implements LockEngine {
         // (named locks are not shared between nodes) or a read-only server (invisible to the primary)
         Topology topology = configured.isEmpty() ? TopologyProbe.probe(raw, server.mariaDb())
                 : configured.get().replicated() ? configured.get()
-                        : TopologyProbe.withoutReplicationDetection(configured.get(),
-                                TopologyProbe.probe(raw, server.mariaDb()));
+                        : TopologyProbe.withoutReplicationDetection(configured.get(), raw);
         if (topology.unseen() != null) {
             LOG.warnf("Replication detection on datasource '%s': %s. If replicas read it, set"
                     + " quarkus.mysql-lock.replication=true (the LEASE engine): named locks are not replicated."
-                    + " Set it to false to choose NAMED without detection", connections.dataSourceName(),
+                    + " Set it to false to choose NAMED without replication detection", connections.dataSourceName(),
                     topology.unseen());
         }
         Optional<String> namedImpossible = urlProblem
                 .or(() -> topology.galera() ? Optional.of("the server is a Galera cluster node") : Optional.empty())
                 .or(() -> topology.readOnly() ? Optional.of("the server is read-only") : Optional.empty())
                 .or(() -> versionProblem);
+        if (topology.galera() && !topology.replicated()) {
+            return new Proposal(LockMode.LEASE, topology.reason(), false, namedImpossible);
+        }
         if (topology.replicated() || topology.galera()) {
             return new Proposal(LockMode.LEASE, "replication is configured: " + topology.reason()
                     + " (named locks are not replicated)", false, namedImpossible);

@@ -130,15 +130,20 @@ public final class TopologyProbe {
     }
 
     /**
-     * {@code quarkus.mysql-lock.replication=false}: the configured answer about replication, with what the probe found
-     * that makes named locks impossible whatever is configured (a Galera node, a read-only server).
+     * {@code quarkus.mysql-lock.replication=false}: the configured answer about replication, with the two facts that
+     * make named locks impossible whatever is configured, read without the rest of the detection: a Galera node
+     * ({@code @@wsrep_on}) and a read-only server ({@code @@read_only}).
      */
-    public static Topology withoutReplicationDetection(Topology configured, Topology probed) {
-        String reason = probed.galera()
-                ? "the server is a Galera cluster node (@@wsrep_on), where named locks are not shared between nodes;"
+    public static Topology withoutReplicationDetection(Topology configured, Connection connection) {
+        List<String> skipped = new ArrayList<>();
+        boolean readOnly = "1".equals(value(connection, "SELECT @@read_only", skipped));
+        String wsrep = value(connection, "SELECT @@wsrep_on", skipped);
+        boolean galera = "1".equals(wsrep) || "ON".equalsIgnoreCase(wsrep);
+        String reason = galera
+                ? "the server is a Galera cluster node (wsrep_on=ON), where named locks are not shared between nodes;"
                         + " quarkus.mysql-lock.replication=false does not change that"
                 : configured.reason();
-        return new Topology(false, reason, probed.readOnly(), probed.galera(), List.of(), null);
+        return new Topology(false, reason, readOnly, galera, List.of(), null);
     }
 
     private static String value(Connection connection, String sql, List<String> skipped) {

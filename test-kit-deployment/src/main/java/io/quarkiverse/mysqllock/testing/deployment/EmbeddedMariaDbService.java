@@ -16,8 +16,13 @@ final class EmbeddedMariaDbService implements Startable {
     private TestDatabase server;
 
     EmbeddedMariaDbService(String datasource) {
-        this.schema = DataSourceUtil.isDefault(datasource) ? TestDatabase.SCHEMA
-                : "ds_" + datasource.replaceAll("[^A-Za-z0-9_]", "_");
+        this.schema = DataSourceUtil.isDefault(datasource) ? TestDatabase.SCHEMA : schemaOf(datasource);
+    }
+
+    /** {@code ds_<name>}; a name with other characters than letters, digits and _ also gets its hash, to stay apart. */
+    static String schemaOf(String datasource) {
+        String plain = datasource.replaceAll("[^A-Za-z0-9_]", "_");
+        return "ds_" + (plain.equals(datasource) ? plain : plain + "_" + Integer.toHexString(datasource.hashCode()));
     }
 
     @Override

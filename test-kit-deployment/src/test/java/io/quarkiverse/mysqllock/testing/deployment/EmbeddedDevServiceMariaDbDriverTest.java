@@ -21,7 +21,8 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * Two datasources without URLs, one of them on MariaDB's own driver ({@code quarkus-jdbc-mariadb}): each gets the
- * embedded server in its driver's URL scheme and a schema of its own, and the locks work on the MariaDB driver's one.
+ * embedded server in its driver's URL scheme and a schema of its own, with the credentials the application set, and the
+ * locks work on the MariaDB driver's one.
  */
 class EmbeddedDevServiceMariaDbDriverTest {
 
@@ -30,6 +31,9 @@ class EmbeddedDevServiceMariaDbDriverTest {
             .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
             .overrideConfigKey("quarkus.datasource.reports.db-kind", "mariadb")
             .overrideConfigKey("quarkus.mysql-lock.datasource", "reports")
+            // credentials the application sets are kept, as Quarkus' containers take them
+            .overrideConfigKey("quarkus.datasource.reports.username", "reporter")
+            .overrideConfigKey("quarkus.datasource.reports.password", "reporter-secret")
             .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN")
             .withApplicationRoot(jar -> jar.addClass(ContainerRuntime.class))
             .addBuildChainCustomizer(ContainerRuntime.told());
@@ -47,6 +51,9 @@ class EmbeddedDevServiceMariaDbDriverTest {
     @ConfigProperty(name = "quarkus.datasource.reports.jdbc.url")
     String reportsUrl;
 
+    @ConfigProperty(name = "quarkus.datasource.reports.username")
+    String reportsUser;
+
     @Test
     void eachDatasourceHasItsSchemaInItsDriversScheme() throws Exception {
         if (ContainerRuntime.found()) {
@@ -54,6 +61,7 @@ class EmbeddedDevServiceMariaDbDriverTest {
         }
         assertThat(reportsUrl).startsWith("jdbc:mariadb://").endsWith("/ds_reports");
         assertThat(schema(reports)).isEqualTo("ds_reports");
+        assertThat(reportsUser).as("the application's own user, kept").isEqualTo("reporter");
         assertThat(schema(orders)).isEqualTo("locktest");
         try (Connection connection = reports.getConnection()) {
             assertThat(connection.getMetaData().getDriverName()).containsIgnoringCase("MariaDB");

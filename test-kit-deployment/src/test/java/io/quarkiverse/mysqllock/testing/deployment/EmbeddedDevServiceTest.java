@@ -58,6 +58,7 @@ class EmbeddedDevServiceTest {
             if (!ContainerRuntime.found()) {
                 assertThat(rs.getString(1)).isEqualTo(TestDatabase.SCHEMA);
                 assertThat(url).isEqualTo(TestDatabase.shared().jdbcUrl());
+                assertThat(ContainerRuntime.embeddedServices()).as("embedded Dev Services produced").isEqualTo(1);
             }
         }
         try (LockHandle lock = locks.acquire("dev-service:works", Duration.ofSeconds(5))) {

