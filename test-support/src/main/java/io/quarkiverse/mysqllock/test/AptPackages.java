@@ -9,7 +9,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /** Debian's packages the tests need, installed with apt-get when absent and the build runs as root. */
-final class AptPackages {
+public final class AptPackages {
 
     private AptPackages() {
     }
@@ -19,7 +19,7 @@ final class AptPackages {
      *
      * @return empty once installed, or why they could not be
      */
-    static Optional<String> install(String purpose, String... packages) {
+    public static Optional<String> install(String purpose, String... packages) {
         if (!"root".equals(System.getProperty("user.name")) || !Files.isExecutable(Path.of("/usr/bin/apt-get"))) {
             return Optional.of(purpose + " needs Debian's packages " + String.join(", ", packages)
                     + ", which are absent, and they can be installed only by root with apt-get");

@@ -1,0 +1,3 @@
+'use strict'
+// A title without its markup, for the <title> element.
+module.exports = (html) => (html ? String(html).replace(/<[^>]+>/g, '') : html)
