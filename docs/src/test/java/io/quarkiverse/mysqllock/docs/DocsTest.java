@@ -138,6 +138,44 @@ class DocsTest {
         assertThat(missing).as("pages not in nav.adoc").isEmpty();
     }
 
+    static final Pattern LISTING = Pattern.compile("(?ms)^(----|\\.\\.\\.\\.)\n.*?^\\1\n");
+
+    /**
+     * The user-facing pages can be scanned: no paragraph, list item or table cell over 80 words (code and literal
+     * blocks aside). The architecture page, for contributors, is left out.
+     */
+    @Test
+    void noParagraphOfTheUserGuideIsOverEightyWords() throws IOException {
+        List<String> tooLong = new ArrayList<>();
+        try (Stream<Path> pages = Files.list(PAGES)) {
+            for (Path page : pages.filter(file -> file.toString().endsWith(".adoc"))
+                    .filter(file -> !file.getFileName().toString().equals("architecture.adoc")).sorted().toList()) {
+                String text = LISTING.matcher(Files.readString(page)).replaceAll("");
+                for (String paragraph : text.split("\n\\s*\n")) {
+                    String first = paragraph.strip();
+                    List<String> chunks;
+                    if (first.startsWith("|")) {
+                        chunks = List.of(paragraph.split("(?m)^\\||\\s\\|"));
+                    } else if (first.isEmpty() || first.startsWith("[") || first.startsWith("=")
+                            || first.startsWith("include::") || first.startsWith("image::") || first.startsWith("//")
+                            || first.startsWith(":")) {
+                        continue;
+                    } else {
+                        chunks = List.of(paragraph.split("(?m)^(?:\\*+|\\.+|<\\d+>|-)\\s"));
+                    }
+                    for (String chunk : chunks) {
+                        String[] words = chunk.replaceAll("`[^`]*`", "X").strip().split("\\s+");
+                        if (words.length > 80) {
+                            tooLong.add(page.getFileName() + ": " + words.length + " words: "
+                                    + String.join(" ", java.util.Arrays.copyOf(words, 12)) + "...");
+                        }
+                    }
+                }
+            }
+        }
+        assertThat(tooLong).as("paragraphs over 80 words").isEmpty();
+    }
+
     static final Pattern INCLUDE_EXAMPLE = Pattern.compile("include::example\\$([^\\[]+)\\[(?:tags?=([^\\]]+))?\\]");
 
     /**
