@@ -2,8 +2,6 @@ package io.quarkiverse.mysqllock.docs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.awt.image.BufferedImage;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
@@ -19,8 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-
-import javax.imageio.ImageIO;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -125,11 +121,7 @@ class DocsSiteTest {
     @Test
     @Order(3)
     void theKeyPagesRenderInARealBrowser() throws Exception {
-        Optional<String> unavailable = HeadlessChromium.unavailable();
-        if ("true".equals(System.getenv("CI"))) {
-            assertThat(unavailable).as("a headless browser, which CI must have").isEmpty();
-        }
-        Assumptions.assumeTrue(unavailable.isEmpty(), () -> unavailable.orElse(""));
+        HeadlessChromium.requiredOrSkipped();
         HttpServer server = serve(SITE);
         String root = "http://127.0.0.1:" + server.getAddress().getPort() + "/";
         try (HeadlessChromium browser = HeadlessChromium.start(1280, 900)) {
@@ -140,7 +132,7 @@ class DocsSiteTest {
             assertThat(start.get("navLinks").asInt()).isGreaterThan(15);
             assertThat(start.get("styled").asBoolean()).as("the UI's stylesheet applied").isTrue();
             Files.write(Path.of("modules", "ROOT", "assets", "images", "docs-site.png"),
-                    checkedPng(browser.screenshot(0, 0, 1280, 740)));
+                    HeadlessChromium.checkedPng(browser.screenshot(0, 0, 1280, 740)));
 
             browser.open(root + "quarkus-mysql-lock/dev/testing.html");
             JsonNode testing = rendered(browser, "Testing your code that uses locks");
@@ -258,19 +250,5 @@ class DocsSiteTest {
                 Files.delete(file);
             }
         }
-    }
-
-    /** The PNG, checked to be a picture: of some size, and not of one colour. */
-    private static byte[] checkedPng(byte[] png) throws IOException {
-        BufferedImage image = ImageIO.read(new ByteArrayInputStream(png));
-        assertThat(image).as("a PNG").isNotNull();
-        Set<Integer> colours = new HashSet<>();
-        for (int x = 0; x < image.getWidth(); x += 3) {
-            for (int y = 0; y < image.getHeight(); y += 3) {
-                colours.add(image.getRGB(x, y));
-            }
-        }
-        assertThat(colours.size()).as("colours in the picture").isGreaterThan(10);
-        return png;
     }
 }

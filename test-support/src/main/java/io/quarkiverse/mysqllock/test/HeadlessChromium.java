@@ -44,6 +44,40 @@ public final class HeadlessChromium implements AutoCloseable {
         return unavailable;
     }
 
+    /**
+     * For a test that needs the browser: returns once it can run; skips the test (a JUnit assumption) where it cannot,
+     * with the reason, except under {@code CI=true}, where CI must have it: the test fails then.
+     */
+    public static void requiredOrSkipped() {
+        Optional<String> reason = unavailable();
+        if (reason.isEmpty()) {
+            return;
+        }
+        if ("true".equals(System.getenv("CI"))) {
+            throw new AssertionError("A headless browser, which CI must have: " + reason.get());
+        }
+        org.junit.jupiter.api.Assumptions.abort(reason.get());
+    }
+
+    /** The PNG of a screenshot, checked to be a picture: of some size, and not of one colour. */
+    public static byte[] checkedPng(byte[] png) throws IOException {
+        java.awt.image.BufferedImage image = javax.imageio.ImageIO.read(new java.io.ByteArrayInputStream(png));
+        if (image == null || image.getWidth() <= 100 || image.getHeight() <= 50) {
+            throw new AssertionError("Not a screenshot: " + (image == null ? "no PNG"
+                    : image.getWidth() + "x" + image.getHeight() + " pixels"));
+        }
+        java.util.Set<Integer> colours = new java.util.HashSet<>();
+        for (int x = 0; x < image.getWidth(); x += 3) {
+            for (int y = 0; y < image.getHeight(); y += 3) {
+                colours.add(image.getRGB(x, y));
+            }
+        }
+        if (colours.size() <= 10) {
+            throw new AssertionError("A screenshot of " + colours.size() + " colours: nothing rendered");
+        }
+        return png;
+    }
+
     /** Starts a browser with an empty profile and a window of this size, on one blank page. */
     public static HeadlessChromium start(int width, int height) throws Exception {
         unavailable().ifPresent(reason -> {

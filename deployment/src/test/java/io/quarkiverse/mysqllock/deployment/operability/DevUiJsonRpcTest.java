@@ -2,9 +2,6 @@ package io.quarkiverse.mysqllock.deployment.operability;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.awt.image.BufferedImage;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -15,16 +12,12 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-
-import javax.imageio.ImageIO;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.event.Observes;
 
 import org.jboss.shrinkwrap.api.asset.StringAsset;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -116,23 +109,21 @@ class DevUiJsonRpcTest {
     @Test
     @Order(1)
     void theCardAndItsPageRenderInARealBrowser() throws Exception {
-        Optional<String> unavailable = HeadlessChromium.unavailable();
-        if ("true".equals(System.getenv("CI"))) {
-            assertThat(unavailable).as("a headless browser, which CI must have").isEmpty();
-        }
-        Assumptions.assumeTrue(unavailable.isEmpty(), () -> unavailable.orElse(""));
+        HeadlessChromium.requiredOrSkipped();
         try (HeadlessChromium browser = HeadlessChromium.start(1400, 1000)) {
             browser.open(URL + "/q/dev-ui/extensions");
             JsonNode card = rendered(browser, "MySQL Lock", "Distributed locks");
             assertThat(card.get("text").asText()).contains("MySQL Lock").contains("Distributed locks");
             Path images = Path.of("..", "docs", "modules", "ROOT", "assets", "images");
-            Files.write(images.resolve("dev-ui-card.png"), checkedPng(browser.screenshot(card.get("x").asDouble(),
-                    card.get("y").asDouble(), card.get("width").asDouble(), card.get("height").asDouble())));
+            Files.write(images.resolve("dev-ui-card.png"),
+                    HeadlessChromium.checkedPng(browser.screenshot(card.get("x").asDouble(),
+                            card.get("y").asDouble(), card.get("width").asDouble(), card.get("height").asDouble())));
             browser.open(card.get("href").asText());
             JsonNode page = rendered(browser, "Datasource", "LEASE");
             assertThat(page.get("text").asText()).contains("<default>").contains("LEASE");
             // the page shows times: its picture goes to target/, for a look, not into the repository
-            Files.write(Path.of("target", "dev-ui-locks.png"), checkedPng(browser.screenshot(0, 0, 1400, 700)));
+            Files.write(Path.of("target", "dev-ui-locks.png"),
+                    HeadlessChromium.checkedPng(browser.screenshot(0, 0, 1400, 700)));
         }
     }
 
@@ -178,22 +169,6 @@ class DevUiJsonRpcTest {
             found = browser.evaluate(find);
         }
         return found;
-    }
-
-    /** The PNG, checked to be a picture: of some size, and not of one colour. */
-    private static byte[] checkedPng(byte[] png) throws IOException {
-        BufferedImage image = ImageIO.read(new ByteArrayInputStream(png));
-        assertThat(image).as("a PNG").isNotNull();
-        assertThat(image.getWidth()).isGreaterThan(100);
-        assertThat(image.getHeight()).isGreaterThan(50);
-        java.util.Set<Integer> colours = new java.util.HashSet<>();
-        for (int x = 0; x < image.getWidth(); x += 3) {
-            for (int y = 0; y < image.getHeight(); y += 3) {
-                colours.add(image.getRGB(x, y));
-            }
-        }
-        assertThat(colours.size()).as("colours in the picture").isGreaterThan(10);
-        return png;
     }
 
     private static String properties() {

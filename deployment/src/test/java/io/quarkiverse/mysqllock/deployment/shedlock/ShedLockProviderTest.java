@@ -10,13 +10,11 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
-import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.shedlock.MySqlLockProvider;
@@ -35,7 +33,7 @@ import net.javacrumbs.shedlock.core.SimpleLock;
 class ShedLockProviderTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app();
+    static final QuarkusUnitTest app = LockApp.app(SharedCounter.class);
 
     /** Two instances on one lock table, each with its provider. */
     private record Pair(StandaloneLocks a, StandaloneLocks b, MySqlLockProvider first, MySqlLockProvider second)
@@ -198,39 +196,19 @@ class ShedLockProviderTest {
     }
 
     private void threadsOfTwoInstancesIncrementingOneCounterLoseNoUpdate(Mode mode) throws Exception {
-        ServerState.update("CREATE TABLE IF NOT EXISTS shed_counter (name VARCHAR(40) PRIMARY KEY, value INT NOT NULL)");
         String counter = "counter-" + mode;
-        ServerState.update("REPLACE INTO shed_counter VALUES (?, 0)", counter);
+        SharedCounter.reset(counter);
         try (Pair pair = Pair.of(mode, "shed-counter-" + mode)) {
             AtomicInteger increments = new AtomicInteger();
             List<CompletableFuture<Void>> threads = new ArrayList<>();
             for (int t = 0; t < 8; t++) {
                 MySqlLockProvider provider = t % 2 == 0 ? pair.first : pair.second;
-                threads.add(Background.run(() -> {
-                    for (int i = 0; i < 40;) {
-                        Optional<SimpleLock> lock = provider.lock(config("shed:counter-" + mode, Duration.ofSeconds(30),
-                                Duration.ZERO));
-                        if (lock.isEmpty()) {
-                            // busy: the answer came from this JVM at once. Retrying without a pause kept two cores
-                            // so busy on a loaded machine that the holder's own take waited a second for a connection
-                            // (POOL_EXHAUSTED, in a clean-clone build beside a benchmark run)
-                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
-                            continue;
-                        }
-                        try {
-                            long value = ServerState.queryLong("SELECT value FROM shed_counter WHERE name = ?", counter);
-                            ServerState.update("UPDATE shed_counter SET value = ? WHERE name = ?", value + 1, counter);
-                            increments.incrementAndGet();
-                            i++;
-                        } finally {
-                            lock.get().unlock();
-                        }
-                    }
-                }));
+                threads.add(Background.run(
+                        () -> SharedCounter.incrementUnderLock(provider, "shed:counter-" + mode, counter, 40, increments)));
             }
             CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(180, TimeUnit.SECONDS);
             assertThat(increments.get()).isEqualTo(320);
-            assertThat(ServerState.queryLong("SELECT value FROM shed_counter WHERE name = ?", counter)).isEqualTo(320);
+            assertThat(SharedCounter.value(counter)).isEqualTo(320);
         }
     }
 }

@@ -10,7 +10,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -42,7 +41,7 @@ import net.javacrumbs.shedlock.provider.jdbc.JdbcLockProvider;
 class ShedLockRollingMigrationTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app();
+    static final QuarkusUnitTest app = LockApp.app(SharedCounter.class);
 
     static final String TABLE = "shedlock_rolling";
 
@@ -159,8 +158,7 @@ class ShedLockRollingMigrationTest {
     /** Threads of one old and two new instances (one per engine table user) increment one counter: no update lost. */
     @Test
     void threadsOfOldAndNewInstancesIncrementingOneCounterLoseNoUpdate() throws Exception {
-        ServerState.update("CREATE TABLE IF NOT EXISTS shed_counter (name VARCHAR(40) PRIMARY KEY, value INT NOT NULL)");
-        ServerState.update("REPLACE INTO shed_counter VALUES ('rolling', 0)");
+        SharedCounter.reset("rolling");
         LockProvider old = oldInstance();
         AtomicInteger byOld = new AtomicInteger();
         AtomicInteger byNew = new AtomicInteger();
@@ -170,30 +168,14 @@ class ShedLockRollingMigrationTest {
             for (int t = 0; t < 6; t++) {
                 LockProvider provider = t % 3 == 0 ? old : t % 3 == 1 ? one.provider : two.provider;
                 AtomicInteger by = t % 3 == 0 ? byOld : byNew;
-                threads.add(Background.run(() -> {
-                    for (int i = 0; i < 30;) {
-                        Optional<SimpleLock> lock = provider.lock(config("rolling:counter", Duration.ofSeconds(30),
-                                Duration.ZERO));
-                        if (lock.isEmpty()) {
-                            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1)); // busy: try again
-                            continue;
-                        }
-                        try {
-                            long value = ServerState.queryLong("SELECT value FROM shed_counter WHERE name = 'rolling'");
-                            ServerState.update("UPDATE shed_counter SET value = ? WHERE name = 'rolling'", value + 1);
-                            by.incrementAndGet();
-                            i++;
-                        } finally {
-                            lock.get().unlock();
-                        }
-                    }
-                }));
+                threads.add(
+                        Background.run(() -> SharedCounter.incrementUnderLock(provider, "rolling:counter", "rolling", 30, by)));
             }
             CompletableFuture.allOf(threads.toArray(CompletableFuture[]::new)).get(180, TimeUnit.SECONDS);
         }
         assertThat(byOld.get()).isEqualTo(60);
         assertThat(byNew.get()).isEqualTo(120);
-        assertThat(ServerState.queryLong("SELECT value FROM shed_counter WHERE name = 'rolling'")).isEqualTo(180);
+        assertThat(SharedCounter.value("rolling")).isEqualTo(180);
     }
 
     @Test
