@@ -44,9 +44,9 @@ public class ReportExport {
         retriesScheduled.incrementAndGet();
         return "retry scheduled";
     }
-    // end::service[]
 
     public int retriesScheduled() {
         return retriesScheduled.get();
     }
+    // end::service[]
 }
