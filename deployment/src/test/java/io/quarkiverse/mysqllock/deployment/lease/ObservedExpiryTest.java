@@ -155,7 +155,7 @@ class ObservedExpiryTest {
      */
     @Test
     void aLeaseLostHereIsTakenAgainHereOnlyOnceItsHolderCountedItEnded() throws Exception {
-        try (StandaloneLocks instance = lease("obs-lapse").ttl(Duration.ofSeconds(6)).keepalive(Duration.ofMillis(100))
+        try (StandaloneLocks instance = lease("obs-lapse").ttl(Duration.ofSeconds(9)).keepalive(Duration.ofMillis(100))
                 .start()) {
             LockHandle held = instance.locks.acquire("obs:lapse", Duration.ZERO);
             AtomicReference<LockLostException> lost = new AtomicReference<>();
@@ -172,12 +172,16 @@ class ObservedExpiryTest {
                 formerEnd = ServerState.queryString("SELECT CAST(expires_at AS CHAR) FROM " + TABLE
                         + " WHERE name = 'obs:lapse'");
                 assertThat(ServerState.queryLong("SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), ?)", formerEnd))
-                        .as("the lease the holder was told lost runs on").isGreaterThan(1_500_000);
+                        .as("the lease the holder was told lost runs on").isGreaterThan(4_500_000);
             }
             LockHandle again = Background.supply(() -> instance.locks.acquire("obs:lapse", Duration.ofSeconds(30)))
                     .get(60, TimeUnit.SECONDS);
+            // The holder counts its lease from the moment it sent its last renewal, the server from the moment that
+            // renewal committed: the row may end later than the holder's count by that renewal's round trip (2.0 s
+            // once, in a clean-clone build beside a CPU hog). Taken again at once, the bug this guards against, it
+            // would come more than 4.5 s before the row's end.
             assertThat(ServerState.queryLong("SELECT TIMESTAMPDIFF(MICROSECOND, ?, UTC_TIMESTAMP(6))", formerEnd))
-                    .as("granted again here (µs after the former lease's end)").isGreaterThan(-1_000_000);
+                    .as("granted again here (µs after the former lease's end)").isGreaterThan(-3_000_000);
             again.release();
             held.release();
         }
