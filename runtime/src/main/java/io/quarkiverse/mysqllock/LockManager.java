@@ -116,6 +116,35 @@ public interface LockManager {
     void withLock(String name, Duration wait, Runnable action);
 
     /**
+     * Runs {@code action} under the lock if it is free now (one attempt, no wait), and says whether it ran: the
+     * replacement of {@code tryAcquire(name).ifPresent(lock -> { try (lock) { ... } })} that also gives the result.
+     * While it runs, as {@link #withLock(String, Duration, Callable)}: the lock is released whatever happens, the
+     * action's exceptions propagate, and a lock lost meanwhile is thrown as {@link LockLostException} after it returns.
+     *
+     * @return {@link LockedRun#ran()} with the action's result, or not run if someone else held the lock
+     * @throws LockNotAcquiredException if the lock could not be asked for (no connection, a database error)
+     */
+    <T> LockedRun<T> tryWithLock(String name, Callable<T> action);
+
+    /** As {@link #tryWithLock(String, Callable)}, waiting up to {@code wait} for the lock. */
+    <T> LockedRun<T> tryWithLock(String name, Duration wait, Callable<T> action);
+
+    /** As {@link #tryWithLock(String, Callable)} for an action without a result. */
+    LockedRun<Void> tryWithLock(String name, Runnable action);
+
+    /**
+     * The lock {@code name} as a {@link java.util.concurrent.locks.Lock}, for code written against that interface:
+     * {@code lock()} waits as long as it takes (an interrupt does not end it, as the contract says),
+     * {@code lockInterruptibly()} and {@code tryLock(time, unit)} end on an interrupt with
+     * {@link InterruptedException}, {@code tryLock()} makes one attempt. A thread that holds it may take it again
+     * (each {@code lock()} needs its {@code unlock()}); {@code unlock()} on a thread that does not hold it throws
+     * {@link IllegalMonitorStateException}, and one whose lock was lost meanwhile releases it and throws
+     * {@link LockLostException}: a lost lock is never silent. {@code newCondition()} is not supported. It has no
+     * fencing token: take a {@link LockHandle} where the protected resource checks one.
+     */
+    java.util.concurrent.locks.Lock asLock(String name);
+
+    /**
      * Acquires the lock without blocking the calling thread: the database work runs on a worker thread and the
      * result is delivered on the caller's Vert.x context when there is one. The lock is requested at subscription.
      * Cancelling the subscription releases the lock: one granted later when it comes, one granted while its delivery

@@ -25,6 +25,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.quarkiverse.mysqllock.LockedRun;
 import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
 import io.quarkiverse.mysqllock.runtime.coordination.TermConfirmation;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -222,14 +223,22 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         LockName lock = names.resolve(name);
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("withLock");
-        ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos));
+        return holding(engine.acquire(LockRequest.of(lock, waitNanos)), action, "the withLock action");
+    }
+
+    /**
+     * Runs the action while holding the lock, then releases it whatever happens: the action's exceptions propagate
+     * (checked ones wrapped in a {@link CompletionException}), a loss found meanwhile or by the release is thrown after
+     * it returns, or added to its exception.
+     */
+    private static <T> T holding(ControlledHandle handle, Callable<T> action, String what) {
         T result;
         try {
             result = action.call();
         } catch (Throwable failure) {
             LockLostException lost = handle.releaseReportingLoss();
             if (lost != null) {
-                failure.addSuppressed(ControlledHandle.lostDuring("the withLock action", lost));
+                failure.addSuppressed(ControlledHandle.lostDuring(what, lost));
             }
             if (failure instanceof RuntimeException || failure instanceof Error) {
                 throw sneaky(failure);
@@ -239,9 +248,44 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         // The release itself may find the loss (a session killed since the last keepalive, a lease taken over).
         LockLostException lost = handle.releaseReportingLoss();
         if (lost != null) {
-            throw ControlledHandle.lostDuring("the withLock action", lost);
+            throw ControlledHandle.lostDuring(what, lost);
         }
         return result;
+    }
+
+    @Override
+    public <T> LockedRun<T> tryWithLock(String name, Callable<T> action) {
+        return tryWithLock(name, Duration.ZERO, action);
+    }
+
+    @Override
+    public LockedRun<Void> tryWithLock(String name, Runnable action) {
+        if (action == null) {
+            throw new IllegalArgumentException("tryWithLock action must not be null");
+        }
+        return tryWithLock(name, Duration.ZERO, () -> {
+            action.run();
+            return null;
+        });
+    }
+
+    @Override
+    public <T> LockedRun<T> tryWithLock(String name, Duration wait, Callable<T> action) {
+        if (action == null) {
+            throw new IllegalArgumentException("tryWithLock action must not be null");
+        }
+        LockName lock = names.resolve(name);
+        long waitNanos = waitNanos(wait);
+        checkBlockingAllowed("tryWithLock");
+        ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(WhenBusy.NOTHING));
+        return handle == null ? LockedRun.notRun(name)
+                : LockedRun.ran(name, holding(handle, action, "the tryWithLock action"));
+    }
+
+    @Override
+    public java.util.concurrent.locks.Lock asLock(String name) {
+        names.resolve(name); // a bad name is refused now, not at the first lock()
+        return new LockView(this, name);
     }
 
     @Override

@@ -187,6 +187,27 @@ class InMemoryEngineTest {
     }
 
     @Test
+    void tryWithLockAndTheLockViewWorkInMemory() throws Exception {
+        assertThat(locks.tryWithLock("mem:try", () -> "ran").result()).isEqualTo("ran");
+        java.util.concurrent.locks.Lock lock = locks.asLock("mem:view");
+        lock.lock();
+        try {
+            assertThat(Background.supply(lock::tryLock).get(10, TimeUnit.SECONDS)).isFalse();
+            assertThat(Background.supply(() -> locks.tryWithLock("mem:view", () -> "other").ran()).get(10,
+                    TimeUnit.SECONDS)).isFalse();
+        } finally {
+            lock.unlock();
+        }
+        assertThat(Background.supply(() -> {
+            boolean taken = lock.tryLock();
+            if (taken) {
+                lock.unlock();
+            }
+            return taken;
+        }).get(10, TimeUnit.SECONDS)).as("free: another thread takes it").isTrue();
+    }
+
+    @Test
     void whatNeedsTheLockTableIsRefusedClearly() {
         assertThatThrownBy(() -> locks.runOnce("mem:once", () -> {
         })).isInstanceOf(UnsupportedOperationException.class).hasMessageContaining("runOnce")
