@@ -148,6 +148,15 @@ final class LockedMethodCheck {
                 && (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES));
     }
 
+    /**
+     * Whether the method is {@code @Scheduled} and its lock has no name of its own: named after the class and method,
+     * it changes when the code moves, and old and new instances of a rolling deploy stop excluding each other.
+     */
+    static boolean implicitlyNamedSchedule(MethodInfo method, AnnotationInstance locked) {
+        return stringValue(locked, "value", "").isEmpty()
+                && (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES));
+    }
+
     static String describe(MethodInfo method) {
         return "@Locked method " + method.declaringClass().name() + "#" + method.name() + "()";
     }

@@ -77,6 +77,12 @@ class LockedProcessor {
                         + " parameter and each tick runs at most once across the cluster",
                         valid.description);
             }
+            if (LockedMethodCheck.implicitlyNamedSchedule(method.method(), method.annotation())) {
+                LOG.warnf("%s is @Scheduled and its lock has no name of its own: it is named after the class and the"
+                        + " method, which change when the code moves, and then the old and the new instances of a"
+                        + " rolling deploy do not exclude each other. Name it: @Locked(\"%s\")", valid.description,
+                        method.method().declaringClass().simpleName() + "." + method.method().name());
+            }
             checked.add(valid);
         }
         samePermits(checked, errors);
