@@ -136,7 +136,9 @@ public interface LockManager {
      * The lock {@code name} as a {@link java.util.concurrent.locks.Lock}, for code written against that interface:
      * {@code lock()} waits as long as it takes (an interrupt does not end it, as the contract says),
      * {@code lockInterruptibly()} and {@code tryLock(time, unit)} end on an interrupt with
-     * {@link InterruptedException}, {@code tryLock()} makes one attempt. A thread that holds it may take it again
+     * {@link InterruptedException} (a NAMED wait inside the server's {@code GET_LOCK} ends at its end, at most a
+     * minute for {@code lockInterruptibly()}), {@code tryLock()} makes one attempt. Every view of one name shares the
+     * calling thread's holds: a lock taken through one is given back through another. A thread that holds it may take it again
      * (each {@code lock()} needs its {@code unlock()}); {@code unlock()} on a thread that does not hold it throws
      * {@link IllegalMonitorStateException}, and one whose lock was lost meanwhile releases it and throws
      * {@link LockLostException}: a lost lock is never silent. {@code newCondition()} is not supported. It has no

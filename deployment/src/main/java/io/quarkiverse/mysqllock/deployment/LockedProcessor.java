@@ -80,8 +80,9 @@ class LockedProcessor {
             if (LockedMethodCheck.implicitlyNamedSchedule(method.method(), method.annotation())) {
                 LOG.warnf("%s is @Scheduled and its lock has no name of its own: it is named after the class and the"
                         + " method, which change when the code moves, and then the old and the new instances of a"
-                        + " rolling deploy do not exclude each other. Name it: @Locked(\"%s\")", valid.description,
-                        method.method().declaringClass().simpleName() + "." + method.method().name());
+                        + " rolling deploy do not exclude each other. Give it its present name, which stays when the"
+                        + " code moves and is unique to this job: @Locked(\"%s\")", valid.description,
+                        method.method().declaringClass().name() + "#" + method.method().name());
             }
             checked.add(valid);
         }

@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock.runtime;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.Lock;
@@ -13,8 +15,9 @@ import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 
 /**
  * A distributed lock as a {@link Lock} ({@code LockManager.asLock}): each {@code lock()} of a thread holds a handle
- * until its {@code unlock()} on that thread. Waits without a time limit are made of bounded waits one after the other,
- * so that each stays within what the engines and the driver's socket time-outs allow.
+ * until an {@code unlock()} on that thread, through this view or any other view of the same name of the same manager
+ * (the holds are the thread's, not the view's). Waits without a time limit are made of bounded waits one after the
+ * other, so that each stays within what the engines and the driver's socket time-outs allow.
  */
 final class LockView implements Lock {
 
@@ -23,12 +26,18 @@ final class LockView implements Lock {
 
     private final MySqlLockManager locks;
     private final String name;
-    /** This view's holds of each thread, the last taken first. */
-    private final ThreadLocal<Deque<ControlledHandle>> held = ThreadLocal.withInitial(ArrayDeque::new);
+    /** Each thread's holds taken through views, by manager and name, the last taken first. */
+    private static final ThreadLocal<Map<Key, Deque<ControlledHandle>>> HELD = ThreadLocal.withInitial(HashMap::new);
+
+    private record Key(MySqlLockManager locks, String name) {
+    }
+
+    private final Key key;
 
     LockView(MySqlLockManager locks, String name) {
         this.locks = locks;
         this.name = name;
+        this.key = new Key(locks, name);
     }
 
     @Override
@@ -97,9 +106,13 @@ final class LockView implements Lock {
             throw e;
         }
         if (handle == null) {
+            if (Thread.interrupted()) {
+                // an engine's wait ended by the interrupt may answer busy, the interrupt kept: say it
+                throw new InterruptedException("Interrupted while waiting for lock '" + name + "'");
+            }
             return false;
         }
-        held.get().push(handle);
+        HELD.get().computeIfAbsent(key, ignored -> new ArrayDeque<>()).push(handle);
         return true;
     }
 
@@ -111,10 +124,14 @@ final class LockView implements Lock {
      */
     @Override
     public void unlock() {
-        Deque<ControlledHandle> mine = held.get();
-        ControlledHandle handle = mine.poll();
-        if (mine.isEmpty()) {
-            held.remove();
+        Map<Key, Deque<ControlledHandle>> all = HELD.get();
+        Deque<ControlledHandle> mine = all.get(key);
+        ControlledHandle handle = mine == null ? null : mine.poll();
+        if (mine != null && mine.isEmpty()) {
+            all.remove(key);
+        }
+        if (all.isEmpty()) {
+            HELD.remove();
         }
         if (handle == null) {
             throw new IllegalMonitorStateException("Lock '" + name + "' is not held by this thread");

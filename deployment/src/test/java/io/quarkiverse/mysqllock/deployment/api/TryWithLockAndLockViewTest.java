@@ -88,6 +88,18 @@ class TryWithLockAndLockViewTest {
         assertThatThrownBy(lock::newCondition).isInstanceOf(UnsupportedOperationException.class);
     }
 
+    /**
+     * A lock taken through one view is given back through another view of the same name: the holds are the thread's.
+     * Before, each view kept its own, the second view's unlock() was refused and the lock stayed held for good.
+     */
+    @Test
+    void aLockTakenThroughOneViewIsGivenBackThroughAnother() throws Exception {
+        locks.asLock("view:two").lock();
+        locks.asLock("view:two").unlock();
+        assertThat(LockApp.otherThreadAcquires(locks, "view:two")).as("released").isTrue();
+        assertThatThrownBy(() -> locks.asLock("view:two").unlock()).isInstanceOf(IllegalMonitorStateException.class);
+    }
+
     @Test
     void asLockWaitsInterruptiblyWhereTheContractSaysAndNotInLock() throws Exception {
         Lock lock = locks.asLock("view:wait");

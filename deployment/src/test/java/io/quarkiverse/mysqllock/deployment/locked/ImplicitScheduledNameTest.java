@@ -26,7 +26,7 @@ class ImplicitScheduledNameTest {
             .assertLogRecords(records -> assertThat(records).singleElement()
                     .satisfies(record -> assertThat(String.format(record.getMessage(), record.getParameters()))
                             .contains("Jobs#unnamed()").contains("has no name of its own")
-                            .contains("rolling deploy").contains("@Locked(\"Jobs.unnamed\")")));
+                            .contains("rolling deploy").contains("@Locked(\"" + Jobs.class.getName() + "#unnamed\")")));
 
     @Test
     void theBuildWarnsAboutTheUnnamedOneOnly() {
