@@ -19,7 +19,8 @@ import io.quarkiverse.mysqllock.runtime.locked.LockedMethodKey;
 
 /**
  * Finds the methods that {@code @Locked} annotations apply to, each with the annotation in effect and its key, in key
- * order. A class's annotation covers its non-private instance methods; a method's own annotation replaces it.
+ * order. A class's annotation covers its non-private instance methods and those of its subclasses that carry no
+ * class-level annotation of their own; a method's own annotation replaces it.
  */
 final class LockedMethodScanner {
 
@@ -34,9 +35,12 @@ final class LockedMethodScanner {
         for (AnnotationInstance annotation : index.getAnnotations(LOCKED)) {
             if (annotation.target().kind() == AnnotationTarget.Kind.CLASS) {
                 ClassInfo type = annotation.target().asClass();
-                for (MethodInfo method : type.methods()) {
-                    if (isBusinessMethod(method)) {
-                        put(found, method, annotation);
+                putBusinessMethods(found, type, annotation);
+                // @Locked is @Inherited: CDI binds the interceptor to the methods subclasses declare too, under the
+                // nearest annotated ancestor's annotation.
+                for (ClassInfo subclass : index.getAllKnownSubclasses(type.name())) {
+                    if (nearestAnnotatedClass(index, subclass) == type) {
+                        putBusinessMethods(found, subclass, annotation);
                     }
                 }
             }
@@ -47,6 +51,26 @@ final class LockedMethodScanner {
             }
         }
         return new ArrayList<>(found.values());
+    }
+
+    private static void putBusinessMethods(Map<String, LockedMethodBuildItem> found, ClassInfo type,
+            AnnotationInstance annotation) {
+        for (MethodInfo method : type.methods()) {
+            if (isBusinessMethod(method)) {
+                put(found, method, annotation);
+            }
+        }
+    }
+
+    /** The class whose class-level {@code @Locked} a class has: its own, or its nearest superclass's. */
+    private static ClassInfo nearestAnnotatedClass(IndexView index, ClassInfo type) {
+        for (ClassInfo current = type; current != null; current = current.superName() == null ? null
+                : index.getClassByName(current.superName())) {
+            if (current.declaredAnnotation(LOCKED) != null) {
+                return current;
+            }
+        }
+        return null;
     }
 
     private static void put(Map<String, LockedMethodBuildItem> found, MethodInfo method, AnnotationInstance annotation) {
