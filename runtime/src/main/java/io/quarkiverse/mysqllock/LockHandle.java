@@ -45,9 +45,10 @@ public interface LockHandle extends AutoCloseable {
      * is done sooner (the end may move either way). It is ShedLock's {@code SimpleLock.extend}: if the holder dies
      * after extending, the lock stays taken until the new end.
      * <p>
-     * Only a LEASE capped with {@code atMostFor} has an end to move (one statement). A NAMED lock ends when it is
-     * released or its holder's session ends, and a LEASE without a cap is renewed while held: for them this only checks
-     * that the lock is still held.
+     * Only a hold capped with {@code atMostFor} has an end to move: on LEASE the lease's end on the server (one
+     * statement), on NAMED the moment the holder's process releases it. A lock without a cap ends when it is released
+     * (or, NAMED, when its holder's session ends; LEASE: renewed while held): for it this only checks that the lock is
+     * still held.
      *
      * @param atMostFor the new length of the lease, from now; at least {@link LockOptions#MIN_AT_MOST_FOR}, at most
      *        {@link LockOptions#MAX_AT_MOST_FOR}

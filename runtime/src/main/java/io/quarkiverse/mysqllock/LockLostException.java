@@ -9,7 +9,10 @@ public class LockLostException extends RuntimeException {
         CONNECTION_LOST,
         /** The server no longer shows this session as the holder. */
         NOT_HELD,
-        /** The lease expired before it could be renewed. */
+        /**
+         * The lease expired before it could be renewed, or the hold reached its {@code atMostFor} cap (on either engine:
+         * a NAMED lock is released by its holder's process at the cap).
+         */
         LEASE_EXPIRED,
         /** The application is shutting down and released every lock. */
         SHUTDOWN,

@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.engine;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ScheduledFuture;
 import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockLostException;
@@ -31,6 +32,8 @@ public abstract class HeldLock {
     public volatile LockLostException lost;
     /** Set once, when the last hold was released. */
     public volatile boolean released;
+    /** The end of the lock at its {@code atMostFor} cap, if it has one ({@link HoldCaps}); guarded by this. */
+    ScheduledFuture<?> cap;
 
     protected HeldLock(String name, String serverName, Instant since) {
         this.name = name;
@@ -62,6 +65,19 @@ public abstract class HeldLock {
     synchronized void detachOne() {
         if (ownerHolds > 0 && --ownerHolds == 0) {
             owner = null;
+        }
+    }
+
+    /** Whether the lock ends at an {@code atMostFor} cap ({@link HoldCaps}). */
+    public synchronized boolean capped() {
+        return cap != null;
+    }
+
+    /** The lock no longer ends at its cap: released, or given another. */
+    public synchronized void cancelCap() {
+        if (cap != null) {
+            cap.cancel(false);
+            cap = null;
         }
     }
 

@@ -36,6 +36,11 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
         }
     }
 
+    /** The lock of a hold an engine has just made. */
+    public static <L extends HeldLock> L lockOf(ControlledHandle handle, Class<L> type) {
+        return type.cast(((LockHold<?>) handle).lock);
+    }
+
     @Override
     public String name() {
         return lock.name;

@@ -7,9 +7,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
 import io.quarkiverse.mysqllock.LockInfo;
@@ -19,6 +16,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
@@ -27,7 +25,6 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
-import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 
 /**
  * The in-process engine of {@code quarkus.mysql-lock.mode=in-memory}, for tests and dev mode only (the build refuses
@@ -48,7 +45,7 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
     private final Map<String, Slot> server;
     private final Map<String, MemLock> mine = new ConcurrentHashMap<>();
     private final LossNotifier notifier;
-    private final ScheduledExecutorService caps;
+    private final HoldCaps<MemLock> caps;
     private volatile boolean closed;
 
     public InMemoryEngine(String dataSourceName, String identity, LockMetrics metrics) {
@@ -56,10 +53,8 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         this.identity = identity;
         this.server = SERVERS.computeIfAbsent(dataSourceName, ignored -> new ConcurrentHashMap<>());
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1,
-                ConnectionSource.daemonThreads("mysql-lock-in-memory-"));
-        timer.setRemoveOnCancelPolicy(true); // a released or extended hold's cap goes at once, not at its time
-        this.caps = timer;
+        this.caps = new HoldCaps<>("mysql-lock-in-memory-", Runnable::run, lock -> lose(lock,
+                LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock, "the end of its lease")));
     }
 
     /** A name's state, guarded by its own monitor. */
@@ -96,7 +91,6 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         final long fence;
         final InMemoryEngine engine;
         int holds = 1;
-        ScheduledFuture<?> cap;
 
         MemLock(String name, String serverName, long fence, InMemoryEngine engine) {
             super(name, serverName, Instant.now());
@@ -165,20 +159,9 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
             throw new IllegalStateException("The lock manager is shut down");
         }
         if (request.atMostForNanos() > 0) {
-            capAt(lock, request.atMostForNanos());
+            caps.capAt(lock, request.atMostForNanos());
         }
         return new LockHold<>(lock, this, me);
-    }
-
-    private void capAt(MemLock lock, long nanos) {
-        synchronized (lock) {
-            if (lock.cap != null) {
-                lock.cap.cancel(false);
-            }
-            lock.cap = caps.schedule(() -> lose(lock, LockLostException.Reason.LEASE_EXPIRED,
-                    "Lock '" + lock.name + "' reached the end of its lease (its atMostFor cap)"), nanos,
-                    TimeUnit.NANOSECONDS);
-        }
     }
 
     @Override
@@ -188,10 +171,8 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
                 return;
             }
             lock.released = true;
-            if (lock.cap != null) {
-                lock.cap.cancel(false);
-            }
         }
+        lock.cancelCap();
         mine.remove(lock.serverName, lock);
         free(lock);
     }
@@ -251,8 +232,8 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         if (lock.lost != null) {
             throw lock.lost;
         }
-        if (lock.cap != null) {
-            capAt(lock, atMostForNanos);
+        if (lock.capped()) {
+            caps.capAt(lock, atMostForNanos);
         }
         return true;
     }
@@ -325,6 +306,6 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
             mine.remove(lock.serverName, lock);
         }
         notifier.close();
-        caps.shutdownNow();
+        caps.close();
     }
 }

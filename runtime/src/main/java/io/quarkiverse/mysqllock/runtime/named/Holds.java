@@ -7,6 +7,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
@@ -118,7 +119,11 @@ final class Holds {
         PinnedSession session = lock.session;
         session.mutex.lock();
         try {
-            if (--lock.holds > 0 || lock.released) {
+            if (--lock.holds > 0) {
+                return;
+            }
+            lock.cancelCap();
+            if (lock.released) {
                 return;
             }
             // A lock lost while its session lives on (a lapsed membership) is still held on the server: release it too.
@@ -132,6 +137,27 @@ final class Holds {
             }
             session.lastUsed = System.nanoTime();
             releaseLocked(lock);
+        } finally {
+            session.mutex.unlock();
+        }
+    }
+
+    /**
+     * The lock reached its {@code atMostFor} cap while held: released on the server first, then its holders are told
+     * ({@code LEASE_EXPIRED}, as a capped lease ends), so that a holder told of it finds the name free. Its holds'
+     * later releases find it released. Nothing happens to a lock released or lost meanwhile.
+     */
+    void endAtCap(NamedLock lock) {
+        PinnedSession session = lock.session;
+        session.mutex.lock();
+        try {
+            if (lock.released || lock.lost != null || session.held.get(lock.serverName) != lock) {
+                return;
+            }
+            session.lastUsed = System.nanoTime();
+            releaseLocked(lock); // a loss it finds (the session failed meanwhile) is reported as such
+            notifier.loseAtRelease(lock, LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock,
+                    "its holder's process released it (a NAMED lock has no lease; the cap ends it here)"), null);
         } finally {
             session.mutex.unlock();
         }

@@ -8,8 +8,10 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
 import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -58,6 +60,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final SessionLifecycle lifecycle;
     private final HolderCensus census;
     private final Keepalive keepalive;
+    private final HoldCaps<NamedLock> caps;
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, Duration keepaliveInterval,
             int sharedConnections, LockMetrics metrics, Membership membership) {
@@ -76,6 +79,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         this.onOwn = new OwnSessionAcquisition(connections, statements, membership, names, new WaitForGraph(names),
                 threads, pinned, lifecycle, holds);
         this.fences = new FenceIssuer(connections, table, notifier, holds::isValid);
+        this.caps = new HoldCaps<>("mysql-lock-cap-", connections.executor(), holds::endAtCap);
         this.census = new HolderCensus(connections, table, shutdown, names, pinned, shared);
         // Last: it starts the periodic work on the parts above.
         this.keepalive = new Keepalive(keepaliveInterval, connections, membership, notifier, names, pinned, shared,
@@ -94,22 +98,32 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         shutdown.ensureOpen();
         long start = System.nanoTime();
         long deadline = start + request.waitNanos();
-        // no lease here: a named lock ends with its session, so the request's atMostFor needs no bound of its own
         return membership.granting(request.name(), request.waitNanos(),
                 () -> acquireConfirmed(request.name(), request.serverName(), start, deadline, request.throwIfBusy(),
-                        request.ownerThread()));
+                        request.ownerThread(), request.atMostForNanos()));
     }
 
+    /** {@code capNanos}: how long a lock taken now may be held at most ({@code atMostFor}), 0 for no cap. */
     private ControlledHandle acquireConfirmed(String name, String serverName, long start, long deadline,
-            boolean throwIfBusy, Thread me) {
-        boolean noWait = deadline == start;
+            boolean throwIfBusy, Thread me, long capNanos) {
         // A hold without an owner thread: nothing nests onto it, and it never uses a thread's own session.
         if (me != null) {
             ControlledHandle nested = names.nest(me, serverName);
             if (nested != null) {
-                return nested;
+                return nested; // as on LEASE, a nested hold keeps the lock's cap, or its lack of one
             }
         }
+        ControlledHandle taken = take(name, serverName, start, deadline, throwIfBusy, me);
+        if (taken != null && capNanos > 0) {
+            // No lease here: the lock ends with its session, or when this process ends it at the cap.
+            caps.capAt(LockHold.lockOf(taken, NamedLock.class), capNanos);
+        }
+        return taken;
+    }
+
+    private ControlledHandle take(String name, String serverName, long start, long deadline, boolean throwIfBusy,
+            Thread me) {
+        boolean noWait = deadline == start;
         if (shared.enabled() && (me == null || !threads.has(me))
                 && (noWait || !shared.recentlyContended(serverName, start))) {
             SharedAcquisition.Attempt attempt = onShared.tryShared(name, serverName, me, deadline, noWait && throwIfBusy);
@@ -133,6 +147,15 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     @Override
     public void abandon(NamedLock lock, String message) {
         holds.abandon(lock, message);
+    }
+
+    /** Moves the lock's cap, if it has one: a lock without one lasts until it is released and needs nothing. */
+    @Override
+    public boolean extend(NamedLock lock, long atMostForNanos) {
+        if (lock.capped()) {
+            caps.capAt(lock, atMostForNanos);
+        }
+        return true;
     }
 
     @Override
@@ -227,6 +250,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         }
         shutdown.markClosed();
         keepalive.shutdownNow();
+        caps.close();
         lifecycle.closeAll();
         membership.leave();
         notifier.close();
