@@ -29,18 +29,21 @@ public final class LockOptions {
      */
     public static final Duration MAX_AT_MOST_FOR = Duration.ofDays(36_500);
 
-    private static final LockOptions DEFAULTS = new LockOptions(null, Duration.ZERO, Duration.ZERO, true);
+    private static final LockOptions DEFAULTS = new LockOptions(null, Duration.ZERO, Duration.ZERO, true, false);
 
     private final Duration wait;
     private final Duration atLeastFor;
     private final Duration atMostFor;
     private final boolean nesting;
+    private final boolean interruptOnLoss;
 
-    private LockOptions(Duration wait, Duration atLeastFor, Duration atMostFor, boolean nesting) {
+    private LockOptions(Duration wait, Duration atLeastFor, Duration atMostFor, boolean nesting,
+            boolean interruptOnLoss) {
         this.wait = wait;
         this.atLeastFor = atLeastFor;
         this.atMostFor = atMostFor;
         this.nesting = nesting;
+        this.interruptOnLoss = interruptOnLoss;
     }
 
     /** Waits up to {@code quarkus.mysql-lock.default-wait}, holds until released. */
@@ -55,7 +58,7 @@ public final class LockOptions {
 
     /** Waits up to {@code wait} for the lock; {@link Duration#ZERO} makes one attempt. */
     public LockOptions waitUpTo(Duration wait) {
-        return new LockOptions(notNegative("wait", wait), atLeastFor, atMostFor, nesting);
+        return new LockOptions(notNegative("wait", wait), atLeastFor, atMostFor, nesting, interruptOnLoss);
     }
 
     /**
@@ -71,7 +74,7 @@ public final class LockOptions {
         notNegative("atLeastFor", atLeastFor);
         atMostACentury("Lock option atLeastFor", atLeastFor);
         checkOrder(atLeastFor, atMostFor);
-        return new LockOptions(wait, atLeastFor, atMostFor, nesting);
+        return new LockOptions(wait, atLeastFor, atMostFor, nesting, interruptOnLoss);
     }
 
     /**
@@ -80,13 +83,15 @@ public final class LockOptions {
      * re-entrant by contract, such as ShedLock's providers; asynchronous acquisitions always work so.
      */
     public LockOptions withoutNesting() {
-        return new LockOptions(wait, atLeastFor, atMostFor, false);
+        return new LockOptions(wait, atLeastFor, atMostFor, false, interruptOnLoss);
     }
 
     /**
-     * LEASE engine: the lease lasts {@code atMostFor} and is not renewed: the lock ends then even if its holder still
-     * runs, or hangs (the holder is told through {@code onLost}, reason {@code LEASE_EXPIRED}). The NAMED engine has no
-     * leases (a dead holder's lock ends with its connection) and ignores it. Zero: none (the default ttl, renewed).
+     * The hold ends {@code atMostFor} after it was granted even if its holder still runs, or hangs: the holder is told
+     * through {@code onLost}, reason {@code LEASE_EXPIRED}, and a method or action that outlives it gets a
+     * {@link LockLostException}. On LEASE the lease lasts this long and is not renewed, so a dead holder's lock ends
+     * then too; on NAMED the holder's process releases the lock at the cap (a dead holder's lock ends at once, with its
+     * connection). A nested hold keeps the cap, or the lack of one, of the hold it nests onto. Zero: none.
      *
      * @throws IllegalArgumentException if negative, null, shorter than {@value #MIN_AT_MOST_FOR_TEXT}, longer than
      *         {@link #MAX_AT_MOST_FOR} (a century), or shorter than {@link #holdingAtLeast}
@@ -97,7 +102,19 @@ public final class LockOptions {
             leaseLength("Lock option atMostFor", atMostFor, " (or zero for none)");
         }
         checkOrder(atLeastFor, atMostFor);
-        return new LockOptions(wait, atLeastFor, atMostFor, nesting);
+        return new LockOptions(wait, atLeastFor, atMostFor, nesting, interruptOnLoss);
+    }
+
+    /**
+     * If the lock is lost while held (its cap reached, its connection or lease lost), the thread that acquired it is
+     * interrupted, so that work blocked in I/O or a wait stops instead of running on unprotected; the interrupt is
+     * only sent until the handle is released, and a release on that thread clears the interrupt it caused. For the
+     * blocking {@code acquire} and {@code tryAcquire} ({@code acquireAsync} has no thread to interrupt and refuses it).
+     * Work that never checks for interrupts is not stopped: it learns of the loss from {@code isValid()} or
+     * {@code onLost}.
+     */
+    public LockOptions interruptingOnLoss() {
+        return new LockOptions(wait, atLeastFor, atMostFor, nesting, true);
     }
 
     /**
@@ -137,7 +154,7 @@ public final class LockOptions {
         return atLeastFor;
     }
 
-    /** How long a lease lasts at most, unrenewed; zero for none. */
+    /** How long the hold lasts at most ({@link #holdingAtMost}); zero for no cap. */
     public Duration atMostFor() {
         return atMostFor;
     }
@@ -145,6 +162,11 @@ public final class LockOptions {
     /** Whether the calling thread, asking again for a name it holds, nests onto its hold (the default). */
     public boolean nesting() {
         return nesting;
+    }
+
+    /** Whether a loss interrupts the thread that acquired the lock ({@link #interruptingOnLoss()}). */
+    public boolean interruptsOnLoss() {
+        return interruptOnLoss;
     }
 
     private static Duration notNegative(String what, Duration value) {
@@ -164,17 +186,19 @@ public final class LockOptions {
     @Override
     public boolean equals(Object other) {
         return other instanceof LockOptions that && Objects.equals(wait, that.wait) && atLeastFor.equals(that.atLeastFor)
-                && atMostFor.equals(that.atMostFor) && nesting == that.nesting;
+                && atMostFor.equals(that.atMostFor) && nesting == that.nesting
+                && interruptOnLoss == that.interruptOnLoss;
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(wait, atLeastFor, atMostFor, nesting);
+        return Objects.hash(wait, atLeastFor, atMostFor, nesting, interruptOnLoss);
     }
 
     @Override
     public String toString() {
         return "LockOptions[wait=" + (wait == null ? "default" : wait) + ", atLeastFor=" + atLeastFor + ", atMostFor="
-                + atMostFor + (nesting ? "" : ", without nesting") + "]";
+                + atMostFor + (nesting ? "" : ", without nesting") + (interruptOnLoss ? ", interrupting on loss" : "")
+                + "]";
     }
 }

@@ -63,10 +63,10 @@ public @interface Locked {
     String atLeastFor() default "0s";
 
     /**
-     * LEASE engine: the lease lasts this long and is not renewed, even if the method still runs (the call then throws
-     * {@link LockLostException}, reason {@code LEASE_EXPIRED}, after the method returns); at least 500 ms. Empty:
-     * {@code quarkus.mysql-lock.lease.ttl}, renewed while the method runs. The NAMED engine has no leases (a dead
-     * holder's lock ends with its connection) and ignores it.
+     * The lock ends this long after it was granted, even if the method still runs (the call then throws
+     * {@link LockLostException}, reason {@code LEASE_EXPIRED}, after the method returns, or the method is interrupted
+     * with {@link #interruptOnLoss()}); at least 500 ms. LEASE: the lease lasts this long unrenewed, so a dead holder's
+     * lock ends then too; NAMED: this process releases the lock then. Empty: no cap, held until the method ends.
      */
     @Nonbinding
     String atMostFor() default "";
@@ -84,6 +84,17 @@ public @interface Locked {
     /** {@link Mode#PERMIT}: how many holders at once, 1 to {@link DistributedSemaphore#MAX_PERMITS}; 0 otherwise. */
     @Nonbinding
     int permits() default 0;
+
+    /**
+     * If the lock is lost while the method runs (its {@link #atMostFor()} cap reached, its connection or lease lost),
+     * the thread running it is interrupted, so that a method blocked in I/O or a wait stops instead of running on
+     * unprotected; its caller then gets the method's exception, or a {@link LockLostException} if it returned. The
+     * interrupt this caused is cleared when the method ends, and none comes after it. For methods that block (the
+     * build refuses it on a {@code Uni} or {@code CompletionStage} method, which no thread runs). Off by default: code
+     * that does not expect interrupts may misbehave on one.
+     */
+    @Nonbinding
+    boolean interruptOnLoss() default false;
 
     /** How a {@code @Locked} method shares its lock. */
     enum Mode {

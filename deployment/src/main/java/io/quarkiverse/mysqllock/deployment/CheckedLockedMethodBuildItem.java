@@ -36,11 +36,13 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final ReturnKind kind;
     /** The index of the {@code ScheduledExecution} parameter whose tick the method claims, or -1. */
     final int tickParameter;
+    /** {@code interruptOnLoss}: a loss interrupts the thread running the method. */
+    final boolean interruptOnLoss;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
             List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, Duration wait,
             OnBusy onBusy, Duration atLeastFor, Duration atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
-            int tickParameter) {
+            int tickParameter, boolean interruptOnLoss) {
         this.mode = mode;
         this.permits = permits;
         this.key = key;
@@ -55,5 +57,6 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
         this.atMostFor = atMostFor;
         this.kind = kind;
         this.tickParameter = tickParameter;
+        this.interruptOnLoss = interruptOnLoss;
     }
 }

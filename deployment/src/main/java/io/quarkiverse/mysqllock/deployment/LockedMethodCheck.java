@@ -75,6 +75,13 @@ final class LockedMethodCheck {
         AnnotationValue permitsValue = annotation.value("permits");
         int permits = permitsValue == null ? 0 : permitsValue.asInt();
         int tickParameter = tickParameter(method);
+        AnnotationValue interruptValue = annotation.value("interruptOnLoss");
+        boolean interruptOnLoss = interruptValue != null && interruptValue.asBoolean();
+        if (interruptOnLoss && (kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE)) {
+            errors.add(description + " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + " and has"
+                    + " interruptOnLoss = true, but no thread runs its work to be interrupted. Stop the work from the"
+                    + " lock's onLost listener instead, or return a value");
+        }
         checkMode(description, mode, permits, kind, atLeastFor, atMostFor, tickParameter, errors);
         if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
@@ -108,7 +115,7 @@ final class LockedMethodCheck {
         boolean templated = !placeholders.isEmpty();
         return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
-                atLeastFor, atMostFor, mode, permits, kind, tickParameter);
+                atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss);
     }
 
     /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */

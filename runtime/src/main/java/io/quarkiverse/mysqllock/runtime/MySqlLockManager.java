@@ -30,6 +30,7 @@ import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
 import io.quarkiverse.mysqllock.runtime.coordination.TermConfirmation;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.InterruptingHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -143,6 +144,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     @SuppressWarnings("unchecked")
     public Uni<LockHandle> acquireAsync(String name, LockOptions options) {
         LockOptions checked = checked(options);
+        if (checked.interruptsOnLoss()) {
+            throw new IllegalArgumentException("Lock options interruptingOnLoss() are for the blocking acquire and"
+                    + " tryAcquire: acquireAsync has no thread to interrupt. Stop the work from the handle's onLost"
+                    + " listener instead (cancel its Uni)");
+        }
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, waitOf(checked), checked.atMostFor(),
                 handle -> heldAtLeast(handle, System.nanoTime(), checked.atLeastFor()));
     }
@@ -180,7 +186,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         checkBlockingAllowed(method);
         ControlledHandle handle = engine.acquire(LockRequest.of(lock, waitNanos).whenBusy(whenBusy)
                 .ownedBy(checked.nesting() ? Owner.CALLING_THREAD : Owner.NONE).atMostFor(checked.atMostFor()));
-        return handle == null ? null : heldAtLeast(handle, System.nanoTime(), checked.atLeastFor());
+        if (handle == null) {
+            return null;
+        }
+        ControlledHandle kept = heldAtLeast(handle, System.nanoTime(), checked.atLeastFor());
+        return checked.interruptsOnLoss() ? InterruptingHandle.of(kept) : kept;
     }
 
     /**

@@ -43,7 +43,8 @@ class LockedBuildErrorsTest {
             "Bad#scheduledPermit(): mode = PERMIT cannot claim scheduled ticks",
             "Bad#scheduledRead(): mode = READ cannot claim scheduled ticks (its ScheduledExecution parameter)",
             "Bad#scheduledPrimitive() returns long and claims scheduled ticks",
-            "the semaphore 'exports' is given different numbers of permits");
+            "the semaphore 'exports' is given different numbers of permits",
+            "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work");
 
     @Test
     void theBuildFails() {
@@ -103,6 +104,11 @@ class LockedBuildErrorsTest {
 
         @Locked(atMostFor = "1s", atLeastFor = "2s")
         public void leastBeyondMost() {
+        }
+
+        @Locked(interruptOnLoss = true)
+        public Uni<String> interruptedUni() {
+            return Uni.createFrom().item("x");
         }
 
         @Locked(mode = Locked.Mode.PERMIT)

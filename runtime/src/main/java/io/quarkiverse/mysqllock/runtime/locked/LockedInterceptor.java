@@ -23,6 +23,7 @@ import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.runtime.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 
@@ -75,21 +76,30 @@ public class LockedInterceptor {
             skipped(method, name);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
+        LossInterrupt interrupt = method.options.interruptsOnLoss() ? LossInterrupt.arm(handle) : null;
         Object result;
         try {
             result = context.proceed();
         } catch (Throwable failure) {
+            disarm(interrupt);
             LockLostException lost = release(handle, method, start);
             if (lost != null) {
                 failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
             }
             throw failure;
         }
+        disarm(interrupt);
         LockLostException lost = release(handle, method, start);
         if (lost != null) {
             throw ControlledHandle.lostDuring(method.description, lost);
         }
         return result;
+    }
+
+    private static void disarm(LossInterrupt interrupt) {
+        if (interrupt != null) {
+            interrupt.disarm();
+        }
     }
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
