@@ -94,6 +94,16 @@ public interface LockManager {
      */
     LeaderElection election(String role);
 
+    /**
+     * The lock of the innermost {@code @Locked} method running on the calling thread, taken through this manager: to
+     * read its fencing token, {@link LockHandle#extend extend} it or check {@link LockHandle#isValid()} from inside the
+     * method, or from code it calls (a {@code @Scheduled} method, whose parameters the scheduler decides, has no other
+     * way; other methods may declare a {@code LockHandle} parameter instead). Empty outside such a method. Its
+     * {@code release()} is refused: the interceptor releases it when the method ends. For a {@code Uni} or
+     * {@code CompletionStage} method, only while the method itself runs, not the pipeline it returns.
+     */
+    Optional<LockHandle> currentLock();
+
     /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
     Optional<LockHandle> tryAcquire(String name);
 

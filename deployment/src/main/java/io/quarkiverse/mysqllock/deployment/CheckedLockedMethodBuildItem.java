@@ -38,11 +38,13 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final int tickParameter;
     /** {@code interruptOnLoss}: a loss interrupts the thread running the method. */
     final boolean interruptOnLoss;
+    /** The index of the {@code LockHandle} parameter the interceptor fills, or -1. */
+    final int handleParameter;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
             List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, Duration wait,
             OnBusy onBusy, Duration atLeastFor, Duration atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
-            int tickParameter, boolean interruptOnLoss) {
+            int tickParameter, boolean interruptOnLoss, int handleParameter) {
         this.mode = mode;
         this.permits = permits;
         this.key = key;
@@ -58,5 +60,6 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
         this.kind = kind;
         this.tickParameter = tickParameter;
         this.interruptOnLoss = interruptOnLoss;
+        this.handleParameter = handleParameter;
     }
 }

@@ -13,6 +13,7 @@ import org.jboss.jandex.MethodInfo;
 import org.jboss.jandex.Type;
 
 import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
@@ -31,6 +32,7 @@ final class LockedMethodCheck {
     private static final DotName COMPLETION_STAGE = DotName.createSimple("java.util.concurrent.CompletionStage");
     private static final DotName COMPLETABLE_FUTURE = DotName.createSimple("java.util.concurrent.CompletableFuture");
     private static final DotName OPTIONAL = DotName.createSimple("java.util.Optional");
+    private static final DotName LOCK_HANDLE = DotName.createSimple(LockHandle.class);
     private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
     private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
     private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
@@ -75,6 +77,7 @@ final class LockedMethodCheck {
         AnnotationValue permitsValue = annotation.value("permits");
         int permits = permitsValue == null ? 0 : permitsValue.asInt();
         int tickParameter = tickParameter(method);
+        int handleParameter = handleParameter(method, description, errors);
         AnnotationValue interruptValue = annotation.value("interruptOnLoss");
         boolean interruptOnLoss = interruptValue != null && interruptValue.asBoolean();
         if (interruptOnLoss && (kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE)) {
@@ -109,13 +112,21 @@ final class LockedMethodCheck {
                 fixed.append(segment.literal());
             }
         }
+        for (LockNamePlaceholders.Placeholder placeholder : errors.size() == before ? placeholders
+                : List.<LockNamePlaceholders.Placeholder> of()) {
+            if (handleParameter >= 0 && placeholder.parameter() == handleParameter) {
+                errors.add(description + ": lock name template \"" + template + "\" refers to the LockHandle parameter,"
+                        + " which is the lock itself, given once it is taken. Name the lock from other parameters");
+                break;
+            }
+        }
         if (errors.size() > before) {
             return null;
         }
         boolean templated = !placeholders.isEmpty();
         return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
-                atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss);
+                atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss, handleParameter);
     }
 
     /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */
@@ -173,6 +184,29 @@ final class LockedMethodCheck {
      * (with {@code FAIL}, a late trigger would otherwise run a tick again once the lock is free); a shared mode cannot
      * claim, which {@link #checkMode} makes an error.
      */
+    /**
+     * The {@code LockHandle} parameter the interceptor gives the method's lock to, or -1; more than one, or one on a
+     * {@code @Scheduled} method (whose parameters the scheduler decides), is an error.
+     */
+    private static int handleParameter(MethodInfo method, String description, List<String> errors) {
+        int found = -1;
+        for (int i = 0; i < method.parametersCount(); i++) {
+            if (method.parameterType(i).name().equals(LOCK_HANDLE)) {
+                if (found >= 0) {
+                    errors.add(description + " has more than one LockHandle parameter: the interceptor gives its lock"
+                            + " to one. Keep one");
+                    return found;
+                }
+                found = i;
+            }
+        }
+        if (found >= 0 && (method.hasDeclaredAnnotation(SCHEDULED) || method.hasDeclaredAnnotation(SCHEDULES))) {
+            errors.add(description + " is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
+                    + " Remove it and call LockManager.currentLock() inside the method");
+        }
+        return found;
+    }
+
     private static int tickParameter(MethodInfo method) {
         for (int i = 0; i < method.parametersCount(); i++) {
             if (method.parameterType(i).name().equals(SCHEDULED_EXECUTION)) {

@@ -138,7 +138,7 @@ class LockedProcessor {
             }
             recorder.add(table, method.key, method.fixedName, resolver, method.wait.toMillis(), method.onBusy,
                     method.atLeastFor.toMillis(), method.atMostFor.toMillis(), method.mode, method.permits, method.kind,
-                    method.description, method.tickParameter, method.interruptOnLoss);
+                    method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter);
         }
         return SyntheticBeanBuildItem.configure(LockedMethods.class)
                 .scope(Singleton.class)

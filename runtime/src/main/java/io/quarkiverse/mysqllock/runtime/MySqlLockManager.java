@@ -37,6 +37,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
+import io.quarkiverse.mysqllock.runtime.locked.MethodLock;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
@@ -115,6 +116,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
             return TermConfirmation.Window.NONE;
         }
         return new TermConfirmation.Window(own, Math.max(own, TimeUnit.MICROSECONDS.toNanos(fleet.largestMicros())));
+    }
+
+    @Override
+    public Optional<LockHandle> currentLock() {
+        return MethodLock.current(this);
     }
 
     @Override

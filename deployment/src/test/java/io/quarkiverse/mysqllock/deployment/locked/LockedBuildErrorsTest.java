@@ -7,6 +7,7 @@ import jakarta.enterprise.context.ApplicationScoped;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
@@ -44,7 +45,11 @@ class LockedBuildErrorsTest {
             "Bad#scheduledRead(): mode = READ cannot claim scheduled ticks (its ScheduledExecution parameter)",
             "Bad#scheduledPrimitive() returns long and claims scheduled ticks",
             "the semaphore 'exports' is given different numbers of permits",
-            "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work");
+            "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work",
+            "Bad#twoHandles() has more than one LockHandle parameter",
+            "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
+            "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
+                    + " Remove it and call LockManager.currentLock() inside the method");
 
     @Test
     void theBuildFails() {
@@ -104,6 +109,19 @@ class LockedBuildErrorsTest {
 
         @Locked(atMostFor = "1s", atLeastFor = "2s")
         public void leastBeyondMost() {
+        }
+
+        @Locked("two")
+        public void twoHandles(LockHandle first, LockHandle second) {
+        }
+
+        @Locked("job:{lock}")
+        public void handleInName(LockHandle lock) {
+        }
+
+        @Locked("scheduled-handle")
+        @io.quarkus.scheduler.Scheduled(every = "1h")
+        void scheduledHandle(LockHandle lock) {
         }
 
         @Locked(interruptOnLoss = true)

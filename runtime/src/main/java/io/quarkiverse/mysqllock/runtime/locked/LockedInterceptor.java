@@ -77,18 +77,19 @@ public class LockedInterceptor {
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
         LossInterrupt interrupt = method.options.interruptsOnLoss() ? LossInterrupt.arm(handle) : null;
+        MethodLock previous = given(context, method, handle).enter();
         Object result;
         try {
             result = context.proceed();
         } catch (Throwable failure) {
-            disarm(interrupt);
+            leave(previous, interrupt);
             LockLostException lost = release(handle, method, start);
             if (lost != null) {
                 failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
             }
             throw failure;
         }
-        disarm(interrupt);
+        leave(previous, interrupt);
         LockLostException lost = release(handle, method, start);
         if (lost != null) {
             throw ControlledHandle.lostDuring(method.description, lost);
@@ -96,7 +97,33 @@ public class LockedInterceptor {
         return result;
     }
 
-    private static void disarm(LossInterrupt interrupt) {
+    /** The method's view of its lock, given to its {@code LockHandle} parameter if it has one. */
+    private MethodLock given(InvocationContext context, LockedMethod method, LockHandle handle) {
+        MethodLock view = new MethodLock(handle, locks, method.description);
+        if (method.handleParameter >= 0) {
+            Object[] arguments = context.getParameters();
+            arguments[method.handleParameter] = view;
+            context.setParameters(arguments);
+        }
+        return view;
+    }
+
+    /**
+     * Runs an asynchronous method's body, its lock current on this thread meanwhile (the assembly of its result; what
+     * runs later, on other threads, reaches the lock through a {@code LockHandle} parameter).
+     */
+    private Object proceedAsync(InvocationContext context, LockedMethod method, LockHandle handle) throws Exception {
+        MethodLock previous = given(context, method, handle).enter();
+        try {
+            return returned(context.proceed(), method);
+        } finally {
+            MethodLock.restore(previous);
+        }
+    }
+
+    /** The method's body ended: the lock is no longer the thread's current one, and a loss interrupts no more. */
+    private static void leave(MethodLock previous, LossInterrupt interrupt) {
+        MethodLock.restore(previous);
         if (interrupt != null) {
             interrupt.disarm();
         }
@@ -104,7 +131,7 @@ public class LockedInterceptor {
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
         return new LockedUni(() -> acquireAsync(context, method, name),
-                () -> (Uni<?>) returned(context.proceed(), method), new LockedUni.Outcomes() {
+                handle -> (Uni<?>) proceedAsync(context, method, handle), new LockedUni.Outcomes() {
                     @Override
                     public boolean skips(Throwable failure) {
                         return LockedInterceptor.skips(method, failure);
@@ -143,7 +170,7 @@ public class LockedInterceptor {
             }
             CompletionStage<?> stage;
             try {
-                stage = (CompletionStage<?>) returned(context.proceed(), method);
+                stage = (CompletionStage<?>) proceedAsync(context, method, handle);
             } catch (Throwable e) {
                 // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
                 outcome.completeExceptionally(withLoss(e, release(handle, method, start), method));

@@ -26,10 +26,14 @@ public final class LockedMethod {
      * {@code onBusy = SKIP}), whose ticks are claimed so that each runs once across the cluster; -1 for none.
      */
     final int tickParameter;
+    /** The index of the {@code LockHandle} parameter the interceptor gives the method's lock to; -1 for none. */
+    final int handleParameter;
 
     public LockedMethod(String fixedName, LockNameResolver resolver, LockOptions options, OnBusy onBusy,
-            Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter) {
+            Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter,
+            int handleParameter) {
         this.tickParameter = tickParameter;
+        this.handleParameter = handleParameter;
         this.key = key;
         this.fixedName = fixedName;
         this.resolver = resolver;
@@ -45,7 +49,7 @@ public final class LockedMethod {
         return options.waitTime().orElse(Duration.ZERO);
     }
 
-    /** LEASE engine: the lease's length, not renewed; zero for the configured ttl, renewed. */
+    /** The cap of the hold; zero for none. */
     Duration atMostFor() {
         return options.atMostFor();
     }

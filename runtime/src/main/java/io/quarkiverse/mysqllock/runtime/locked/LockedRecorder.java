@@ -33,7 +33,7 @@ public class LockedRecorder {
     public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
             RuntimeValue<LockNameResolver> resolver, long waitMillis, OnBusy onBusy, long atLeastForMillis,
             long atMostForMillis, Locked.Mode mode, int permits, ReturnKind kind, String description,
-            int tickParameter, boolean interruptOnLoss) {
+            int tickParameter, boolean interruptOnLoss, int handleParameter) {
         // the values were checked by the build with the same LockOptions
         LockOptions options = LockOptions.waitingUpTo(Duration.ofMillis(waitMillis))
                 .holdingAtMost(Duration.ofMillis(atMostForMillis)).holdingAtLeast(Duration.ofMillis(atLeastForMillis));
@@ -41,7 +41,8 @@ public class LockedRecorder {
             options = options.interruptingOnLoss();
         }
         table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), options,
-                onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter));
+                onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter,
+                handleParameter));
     }
 
     /**

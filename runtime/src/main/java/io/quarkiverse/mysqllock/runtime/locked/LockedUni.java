@@ -24,10 +24,10 @@ import io.smallrye.mutiny.subscription.UniSubscription;
  */
 final class LockedUni extends AbstractUni<Object> {
 
-    /** Runs the method; it may throw anything. */
+    /** Runs the method under the lock it was granted; it may throw anything. */
     @FunctionalInterface
     interface Method {
-        Uni<?> run() throws Throwable;
+        Uni<?> run(ControlledHandle handle) throws Throwable;
     }
 
     /** What becomes of an acquisition or a method's outcome. */
@@ -153,7 +153,7 @@ final class LockedUni extends AbstractUni<Object> {
             }
             Uni<?> result;
             try {
-                result = method.run();
+                result = method.run(handle);
             } catch (Throwable failure) {
                 finish(held, null, failure);
                 return;
