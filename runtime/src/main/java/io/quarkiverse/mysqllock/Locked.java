@@ -40,12 +40,17 @@ public @interface Locked {
      * {@code {param.property}} take values from the method's arguments ({@code String.valueOf} of the value;
      * {@code null} becomes {@code "null"}); a property is a record component, a getter ({@code getX()}, {@code isX()})
      * or a public field. Parameters can also be named by position: {@code {0}}. Write {@code {{} and {@code }}} for
-     * literal braces.
+     * literal braces. Never read from config ({@code ${...}} fails the build): instances configured differently would
+     * take different locks and not exclude each other.
      */
     @Nonbinding
     String value() default "";
 
-    /** How long to wait for the lock, in Quarkus duration syntax ({@code 5s}, {@code PT5S}). */
+    /**
+     * How long to wait for the lock, in Quarkus duration syntax ({@code 5s}, {@code PT5S}). This member,
+     * {@link #atLeastFor()} and {@link #atMostFor()} may be config expressions, {@code ${property}} or
+     * {@code ${property:default}}, resolved when the application starts (which fails if one cannot be).
+     */
     @Nonbinding
     String waitFor() default "0s";
 

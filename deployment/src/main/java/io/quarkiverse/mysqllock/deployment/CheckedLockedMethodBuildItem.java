@@ -1,6 +1,5 @@
 package io.quarkiverse.mysqllock.deployment;
 
-import java.time.Duration;
 import java.util.List;
 
 import io.quarkiverse.mysqllock.Locked;
@@ -25,11 +24,12 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final List<LockNameTemplate.Segment> segments;
     /** In the order of the placeholder segments. */
     final List<LockNamePlaceholders.Placeholder> placeholders;
-    final Duration wait;
+    /** {@code waitFor}, {@code atLeastFor} and {@code atMostFor} as written ({@code ${...}}: resolved at start). */
+    final String wait;
     final OnBusy onBusy;
-    final Duration atLeastFor;
-    /** Zero when not set. */
-    final Duration atMostFor;
+    final String atLeastFor;
+    /** Empty when not set. */
+    final String atMostFor;
     final Locked.Mode mode;
     /** mode PERMIT: the semaphore's permits; 0 otherwise. */
     final int permits;
@@ -42,8 +42,8 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final int handleParameter;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
-            List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, Duration wait,
-            OnBusy onBusy, Duration atLeastFor, Duration atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
+            List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, String wait,
+            OnBusy onBusy, String atLeastFor, String atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
             int tickParameter, boolean interruptOnLoss, int handleParameter) {
         this.mode = mode;
         this.permits = permits;

@@ -1,9 +1,9 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import java.lang.reflect.Modifier;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.AnnotationValue;
@@ -14,11 +14,10 @@ import org.jboss.jandex.Type;
 
 import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
-import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.locked.LockedOptions;
 import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
-import io.quarkus.runtime.configuration.DurationConverter;
 
 /**
  * Checks one {@code @Locked} method and parses its annotation: the return type, the durations, {@code onBusy} and the
@@ -56,21 +55,30 @@ final class LockedMethodCheck {
         String description = describe(method);
         int before = errors.size();
         ReturnKind kind = returnKind(method, errors);
-        Duration wait = duration(annotation, "waitFor", "0s", description, errors);
-        Duration atLeastFor = duration(annotation, "atLeastFor", "0s", description, errors);
         OnBusy onBusy = OnBusy.valueOf(stringValue(annotation, "onBusy", OnBusy.FAIL.name()));
-        String atMostForText = stringValue(annotation, "atMostFor", "");
-        Duration atMostFor = atMostForText.isEmpty() ? Duration.ZERO
-                : duration(annotation, "atMostFor", "", description, errors);
-        if (!atMostForText.isEmpty() && atMostFor.compareTo(LockOptions.MIN_AT_MOST_FOR) < 0) {
-            errors.add(description + ": atMostFor = \"" + atMostForText + "\" must be at least 500ms");
-        }
-        if (errors.size() == before) {
+        // durations as written: those holding ${...} config expressions are resolved and checked at start
+        String wait = stringValue(annotation, "waitFor", "0s");
+        String atLeastFor = stringValue(annotation, "atLeastFor", "0s");
+        String atMostFor = stringValue(annotation, "atMostFor", "");
+        boolean expressions = false;
+        for (String[] member : new String[][] { { "waitFor", wait }, { "atLeastFor", atLeastFor },
+                { "atMostFor", atMostFor } }) {
+            if (LockedOptions.isExpression(member[1])) {
+                expressions = true;
+                continue;
+            }
             try {
-                // what a programmatic caller's LockOptions would refuse
-                LockOptions.waitingUpTo(wait).holdingAtMost(atMostFor).holdingAtLeast(atLeastFor);
+                LockedOptions.duration(member[0], member[1], property -> Optional.empty());
             } catch (IllegalArgumentException e) {
                 errors.add(description + ": " + e.getMessage());
+            }
+        }
+        if (errors.size() == before && !expressions) {
+            try {
+                // what a programmatic caller's LockOptions would refuse
+                LockedOptions.options(description, wait, atLeastFor, atMostFor, false, property -> Optional.empty());
+            } catch (IllegalArgumentException e) {
+                errors.add(e.getMessage());
             }
         }
         Locked.Mode mode = Locked.Mode.valueOf(stringValue(annotation, "mode", Locked.Mode.EXCLUSIVE.name()));
@@ -85,7 +93,9 @@ final class LockedMethodCheck {
                     + " interruptOnLoss = true, but no thread runs its work to be interrupted. Stop the work from the"
                     + " lock's onLost listener instead, or return a value");
         }
-        checkMode(description, mode, permits, kind, atLeastFor, atMostFor, tickParameter, errors);
+        checkMode(description, mode, permits, kind, given("atLeastFor", atLeastFor) || given("atMostFor", atMostFor),
+                tickParameter,
+                errors);
         if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
                     + " null: return a reference type, Optional, Uni or CompletionStage, or use onBusy = FAIL");
@@ -95,6 +105,12 @@ final class LockedMethodCheck {
                     + " type or Optional");
         }
         String template = stringValue(annotation, "value", "");
+        if (LockedOptions.isExpression(template)) {
+            errors.add(description + ": lock name template \"" + template + "\" holds a config expression. Lock names"
+                    + " are not read from config: instances configured differently would take different locks and not"
+                    + " exclude each other. Write the name, or build it from parameters ({param})");
+            return null;
+        }
         List<LockNameTemplate.Segment> segments;
         try {
             segments = LockNameTemplate
@@ -130,8 +146,8 @@ final class LockedMethodCheck {
     }
 
     /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */
-    private static void checkMode(String description, Locked.Mode mode, int permits, ReturnKind kind,
-            Duration atLeastFor, Duration atMostFor, int tickParameter, List<String> errors) {
+    private static void checkMode(String description, Locked.Mode mode, int permits, ReturnKind kind, boolean bounded,
+            int tickParameter, List<String> errors) {
         if (mode == Locked.Mode.PERMIT && (permits < 1 || permits > DistributedSemaphore.MAX_PERMITS)) {
             errors.add(description + ": mode = PERMIT needs permits between 1 and " + DistributedSemaphore.MAX_PERMITS
                     + ", not " + permits);
@@ -146,7 +162,7 @@ final class LockedMethodCheck {
             errors.add(description + " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + ": mode = "
                     + mode + " takes its lock blocking. Return a value, or use mode = EXCLUSIVE");
         }
-        if (!atLeastFor.isZero() || !atMostFor.isZero()) {
+        if (bounded) {
             errors.add(description + ": mode = " + mode + " takes no atLeastFor or atMostFor (they apply to"
                     + " exclusive locks)");
         }
@@ -236,20 +252,15 @@ final class LockedMethodCheck {
         return name.equals(OPTIONAL) ? ReturnKind.OPTIONAL : ReturnKind.VALUE;
     }
 
-    private static Duration duration(AnnotationInstance annotation, String member, String fallback, String description,
-            List<String> errors) {
-        String text = stringValue(annotation, member, fallback);
+    /** Whether a duration member asks for something: a duration above zero, or an expression (known at start). */
+    private static boolean given(String member, String text) {
+        if (LockedOptions.isExpression(text)) {
+            return true;
+        }
         try {
-            Duration duration = DurationConverter.parseDuration(text);
-            if (duration == null || duration.isNegative()) {
-                errors.add(description + ": " + member + " = \"" + text + "\" must be a duration of zero or more");
-                return Duration.ZERO;
-            }
-            return duration;
-        } catch (RuntimeException e) {
-            errors.add(description + ": " + member + " = \"" + text + "\" is not a duration (use \"5s\", \"500ms\" or"
-                    + " \"PT5S\")");
-            return Duration.ZERO;
+            return !LockedOptions.duration(member, text, property -> Optional.empty()).isZero();
+        } catch (IllegalArgumentException e) {
+            return false; // reported already
         }
     }
 

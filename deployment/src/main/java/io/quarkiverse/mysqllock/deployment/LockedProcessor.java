@@ -17,6 +17,7 @@ import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethods;
+import io.quarkiverse.mysqllock.runtime.locked.LockedOptions;
 import io.quarkiverse.mysqllock.runtime.locked.LockedRecorder;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
@@ -129,22 +130,35 @@ class LockedProcessor {
     @BuildStep
     @Record(ExecutionTime.STATIC_INIT)
     SyntheticBeanBuildItem recordTable(List<CheckedLockedMethodBuildItem> checkedMethods, LockedRecorder recorder,
-            RecorderContext recorderContext) {
+            RecorderContext recorderContext, BuildProducer<LockedTableBuildItem> recorded) {
         RuntimeValue<Map<String, LockedMethod>> table = recorder.newTable();
+        boolean expressions = false;
         for (CheckedLockedMethodBuildItem method : byKey(checkedMethods, item -> item.key)) {
+            expressions |= LockedOptions.isExpression(method.wait) || LockedOptions.isExpression(method.atLeastFor)
+                    || LockedOptions.isExpression(method.atMostFor);
             RuntimeValue<LockNameResolver> resolver = null;
             if (method.resolverClassName != null) {
                 resolver = recorderContext.newInstance(method.resolverClassName);
             }
-            recorder.add(table, method.key, method.fixedName, resolver, method.wait.toMillis(), method.onBusy,
-                    method.atLeastFor.toMillis(), method.atMostFor.toMillis(), method.mode, method.permits, method.kind,
+            recorder.add(table, method.key, method.fixedName, resolver, method.wait, method.onBusy,
+                    method.atLeastFor, method.atMostFor, method.mode, method.permits, method.kind,
                     method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter);
         }
+        recorded.produce(new LockedTableBuildItem(table, expressions));
         return SyntheticBeanBuildItem.configure(LockedMethods.class)
                 .scope(Singleton.class)
                 .unremovable()
                 .runtimeValue(recorder.lockedMethods(table))
                 .done();
+    }
+
+    /** The {@code ${...}} expressions of the methods' durations, resolved from the configuration at start. */
+    @BuildStep
+    @Record(ExecutionTime.RUNTIME_INIT)
+    void resolveExpressions(LockedTableBuildItem recorded, LockedRecorder recorder) {
+        if (recorded.expressions) {
+            recorder.resolveExpressions(recorded.table);
+        }
     }
 
     private static <T> List<T> byKey(List<T> items, Function<T, String> key) {

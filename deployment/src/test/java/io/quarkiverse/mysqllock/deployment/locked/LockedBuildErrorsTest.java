@@ -47,6 +47,7 @@ class LockedBuildErrorsTest {
             "the semaphore 'exports' is given different numbers of permits",
             "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work",
             "Bad#twoHandles() has more than one LockHandle parameter",
+            "Bad#configuredName(): lock name template \"job:${job.name}\" holds a config expression",
             "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
             "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
                     + " Remove it and call LockManager.currentLock() inside the method");
@@ -109,6 +110,10 @@ class LockedBuildErrorsTest {
 
         @Locked(atMostFor = "1s", atLeastFor = "2s")
         public void leastBeyondMost() {
+        }
+
+        @Locked("job:${job.name}")
+        public void configuredName() {
         }
 
         @Locked("two")

@@ -1,6 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.function.Function;
 
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
@@ -11,8 +13,13 @@ public final class LockedMethod {
 
     private final String fixedName;
     private final LockNameResolver resolver;
-    /** {@code waitFor}, {@code atLeastFor} and {@code atMostFor}: what a programmatic caller asks with. */
-    final LockOptions options;
+    /** The durations as written, and {@code interruptOnLoss}. */
+    private final Durations durations;
+    /**
+     * {@code waitFor}, {@code atLeastFor}, {@code atMostFor} and {@code interruptOnLoss}: what a programmatic caller
+     * asks with; set at start when a duration holds a config expression.
+     */
+    volatile LockOptions options;
     final OnBusy onBusy;
     final Locked.Mode mode;
     /** {@link Locked.Mode#PERMIT}: the semaphore's permits. */
@@ -29,7 +36,15 @@ public final class LockedMethod {
     /** The index of the {@code LockHandle} parameter the interceptor gives the method's lock to; -1 for none. */
     final int handleParameter;
 
-    public LockedMethod(String fixedName, LockNameResolver resolver, LockOptions options, OnBusy onBusy,
+    /** The members as written: a duration, or a {@code ${...}} config expression resolved at start. */
+    public record Durations(String waitFor, String atLeastFor, String atMostFor, boolean interruptOnLoss) {
+        boolean expressions() {
+            return LockedOptions.isExpression(waitFor) || LockedOptions.isExpression(atLeastFor)
+                    || LockedOptions.isExpression(atMostFor);
+        }
+    }
+
+    public LockedMethod(String fixedName, LockNameResolver resolver, Durations durations, OnBusy onBusy,
             Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter,
             int handleParameter) {
         this.tickParameter = tickParameter;
@@ -37,12 +52,30 @@ public final class LockedMethod {
         this.key = key;
         this.fixedName = fixedName;
         this.resolver = resolver;
-        this.options = options;
+        this.durations = durations;
         this.onBusy = onBusy;
         this.mode = mode;
         this.permits = permits;
         this.kind = kind;
         this.description = description;
+        // checked by the build already, unless they hold expressions
+        this.options = durations.expressions() ? null : options(property -> Optional.empty());
+    }
+
+    private LockOptions options(Function<String, Optional<String>> config) {
+        return LockedOptions.options(description, durations.waitFor(), durations.atLeastFor(), durations.atMostFor(),
+                durations.interruptOnLoss(), config);
+    }
+
+    /**
+     * Resolves the durations' config expressions, if they have any.
+     *
+     * @throws IllegalArgumentException naming the method and the member
+     */
+    void resolve(Function<String, Optional<String>> config) {
+        if (durations.expressions()) {
+            options = options(config);
+        }
     }
 
     Duration waitFor() {

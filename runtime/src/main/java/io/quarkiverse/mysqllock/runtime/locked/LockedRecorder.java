@@ -1,11 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.lang.reflect.Method;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+
+import org.eclipse.microprofile.config.Config;
+import org.eclipse.microprofile.config.ConfigProvider;
 
 import io.quarkiverse.mysqllock.LeadershipGranted;
 import io.quarkiverse.mysqllock.LockOptions;
@@ -13,6 +15,7 @@ import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
+import io.quarkus.runtime.configuration.ConfigurationException;
 
 /**
  * Builds the {@link LockedMethods} table at static init from what the build decided for each {@code @Locked} method:
@@ -31,18 +34,32 @@ public class LockedRecorder {
      * @param resolver an instance of a generated {@link LockNameResolver}, or null when the name is fixed
      */
     public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
-            RuntimeValue<LockNameResolver> resolver, long waitMillis, OnBusy onBusy, long atLeastForMillis,
-            long atMostForMillis, Locked.Mode mode, int permits, ReturnKind kind, String description,
-            int tickParameter, boolean interruptOnLoss, int handleParameter) {
-        // the values were checked by the build with the same LockOptions
-        LockOptions options = LockOptions.waitingUpTo(Duration.ofMillis(waitMillis))
-                .holdingAtMost(Duration.ofMillis(atMostForMillis)).holdingAtLeast(Duration.ofMillis(atLeastForMillis));
-        if (interruptOnLoss) {
-            options = options.interruptingOnLoss();
-        }
-        table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), options,
+            RuntimeValue<LockNameResolver> resolver, String waitFor, OnBusy onBusy, String atLeastFor, String atMostFor,
+            Locked.Mode mode, int permits, ReturnKind kind, String description, int tickParameter,
+            boolean interruptOnLoss, int handleParameter) {
+        LockedMethod.Durations durations = new LockedMethod.Durations(waitFor, atLeastFor, atMostFor, interruptOnLoss);
+        table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), durations,
                 onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter,
                 handleParameter));
+    }
+
+    /**
+     * Resolves the {@code ${...}} config expressions of the methods' durations, at start: the application does not start
+     * if one cannot be resolved or asks for what {@code LockOptions} refuses, each method's error named.
+     */
+    public void resolveExpressions(RuntimeValue<Map<String, LockedMethod>> table) {
+        Config config = ConfigProvider.getConfig();
+        List<String> errors = new ArrayList<>();
+        for (LockedMethod method : table.getValue().values()) {
+            try {
+                method.resolve(property -> config.getOptionalValue(property, String.class));
+            } catch (IllegalArgumentException e) {
+                errors.add(e.getMessage());
+            }
+        }
+        if (!errors.isEmpty()) {
+            throw new ConfigurationException("Invalid @Locked durations:\n- " + String.join("\n- ", errors));
+        }
     }
 
     /**

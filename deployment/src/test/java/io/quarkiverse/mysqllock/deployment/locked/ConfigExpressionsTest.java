@@ -1,0 +1,103 @@
+package io.quarkiverse.mysqllock.deployment.locked;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.test.QuarkusUnitTest;
+
+/**
+ * {@code waitFor}, {@code atLeastFor} and {@code atMostFor} take {@code ${property}} and {@code ${property:default}}
+ * expressions, as {@code @Scheduled} does, resolved when the application starts.
+ */
+class ConfigExpressionsTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Jobs.class)
+            .overrideRuntimeConfigKey("jobs.cap", "1s")
+            .overrideRuntimeConfigKey("jobs.kept", "PT0.8S");
+
+    @Inject
+    Jobs jobs;
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void aCapFromConfigEndsTheLock() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch leave = new CountDownLatch(1);
+        CompletableFuture<Void> run = Background.run(() -> jobs.capped(entered, leave));
+        assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+        LockApp.await("the configured cap to end the lock", Duration.ofSeconds(15), () -> {
+            try {
+                return LockApp.otherThreadAcquires(locks, "cfg:capped");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        leave.countDown();
+        assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class);
+    }
+
+    @Test
+    void aDefaultInTheExpressionIsUsedWhenThePropertyIsNotSet() throws Exception {
+        try (LockHandle held = Background.supply(() -> locks.acquire("cfg:waiting")).get(10, TimeUnit.SECONDS)) {
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> jobs.waiting()).isInstanceOf(LockNotAcquiredException.class);
+            // ${jobs.wait:1500ms}: waited its default, not zero
+            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1400);
+        }
+    }
+
+    @Test
+    void aMinimumFromConfigKeepsTheLock() throws Exception {
+        jobs.kept();
+        assertThat(LockApp.otherThreadAcquires(locks, "cfg:kept")).isFalse();
+        LockApp.await("the configured minimum to pass", Duration.ofSeconds(10), () -> {
+            try {
+                return LockApp.otherThreadAcquires(locks, "cfg:kept");
+            } catch (Exception e) {
+                throw new IllegalStateException(e);
+            }
+        });
+    }
+
+    @ApplicationScoped
+    public static class Jobs {
+        @Locked(value = "cfg:capped", atMostFor = "${jobs.cap}")
+        public void capped(CountDownLatch entered, CountDownLatch leave) {
+            entered.countDown();
+            try {
+                leave.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Locked(value = "cfg:waiting", waitFor = "${jobs.wait:1500ms}")
+        public void waiting() {
+        }
+
+        @Locked(value = "cfg:kept", atLeastFor = "${jobs.kept}")
+        public void kept() {
+        }
+    }
+}
