@@ -37,7 +37,6 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
-import io.quarkiverse.mysqllock.runtime.locked.MethodLock;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;

@@ -21,6 +21,7 @@ import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.runtime.HandleReleases;
+import io.quarkiverse.mysqllock.runtime.MethodLock;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;

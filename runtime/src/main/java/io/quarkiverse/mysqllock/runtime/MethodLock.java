@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime.locked;
+package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
 import java.util.List;
@@ -25,20 +25,20 @@ public final class MethodLock implements LockHandle {
     private final String method;
 
     /** @param handle the lock the interceptor took for the method: an exclusive lock, a permit, a read or write lock */
-    MethodLock(LockHandle handle, LockManager manager, String method) {
+    public MethodLock(LockHandle handle, LockManager manager, String method) {
         this.handle = handle;
         this.manager = manager;
         this.method = method;
     }
 
     /** Makes this the current lock of the thread; returns the one it replaces, to be restored with {@link #restore}. */
-    MethodLock enter() {
+    public MethodLock enter() {
         MethodLock previous = CURRENT.get();
         CURRENT.set(this);
         return previous;
     }
 
-    static void restore(MethodLock previous) {
+    public static void restore(MethodLock previous) {
         if (previous == null) {
             CURRENT.remove();
         } else {
@@ -47,7 +47,7 @@ public final class MethodLock implements LockHandle {
     }
 
     /** The innermost {@code @Locked} method's lock on this thread, if {@code manager} took it. */
-    public static Optional<LockHandle> current(LockManager manager) {
+    static Optional<LockHandle> current(LockManager manager) {
         MethodLock current = CURRENT.get();
         return current != null && current.manager == manager ? Optional.of(current) : Optional.empty();
     }
