@@ -10,6 +10,10 @@ import java.util.function.Consumer;
  * A handle is not bound to a thread: it may be released, queried and listened to from any thread. Once another thread
  * than the one that acquired it uses it, it is that thread's: the thread that acquired it no longer nests onto it when
  * it acquires the same name again, and contends for it like any other.
+ * <p>
+ * Keep the handle for as long as you hold the lock: a handle garbage-collected while held is a leak, which the
+ * extension logs (with the code that took it) and releases. A lock meant to be held until the application stops is
+ * kept in a field.
  */
 public interface LockHandle extends AutoCloseable {
 

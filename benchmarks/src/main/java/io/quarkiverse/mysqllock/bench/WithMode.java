@@ -14,7 +14,8 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
 
     /** The lock table of a manager of the other engine. */
     static String table(MySqlLockRuntimeConfig config, Mode mode) {
-        return config.lease().table() + "_" + mode.name().toLowerCase(java.util.Locale.ROOT);
+        return config.table().or(() -> config.lease().table()).orElse("mysql_lock") + "_"
+                + mode.name().toLowerCase(java.util.Locale.ROOT);
     }
 
     @Override
@@ -30,6 +31,11 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
     @Override
     public Optional<String> instanceId() {
         return config.instanceId();
+    }
+
+    @Override
+    public Optional<Duration> longHoldWarning() {
+        return config.longHoldWarning();
     }
 
     @Override
@@ -53,6 +59,16 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
     }
 
     @Override
+    public Optional<String> table() {
+        return Optional.of(WithMode.table(config, mode));
+    }
+
+    @Override
+    public Optional<Boolean> createTable() {
+        return config.createTable().or(() -> config.lease().createTable());
+    }
+
+    @Override
     public Named named() {
         return config.named();
     }
@@ -62,13 +78,13 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
         Lease lease = config.lease();
         return new Lease() {
             @Override
-            public String table() {
-                return WithMode.table(config, mode);
+            public Optional<String> table() {
+                return Optional.empty();
             }
 
             @Override
-            public boolean createTable() {
-                return lease.createTable();
+            public Optional<Boolean> createTable() {
+                return Optional.empty();
             }
 
             @Override

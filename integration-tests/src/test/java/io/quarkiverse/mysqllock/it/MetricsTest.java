@@ -44,6 +44,31 @@ class MetricsTest {
         assertThat(scrape).as("no lock names as tags").doesNotContain("metrics:hot");
     }
 
+    @Test
+    void lockedMethodsAreCountedByMethodAndOutcomeNeverByLockName() throws Exception {
+        String ship = "datasource=\"<default>\",method=\"" + OrderResource.class.getName() + "#ship\"";
+        String shipReactive = "datasource=\"<default>\",method=\"" + OrderResource.class.getName() + "#shipReactive\"";
+        double ranBefore = value("mysql_lock_method_seconds_count", ship + ",outcome=\"ran\"");
+        double notAcquiredBefore = value("mysql_lock_method_seconds_count", ship + ",outcome=\"not_acquired\"");
+        double reactiveBefore = value("mysql_lock_method_seconds_count", shipReactive + ",outcome=\"ran\"");
+
+        CompletableFuture<Integer> holding = Background.supply(
+                () -> given().post("/orders/metrics-7/ship?holdMs=1500").statusCode());
+        Await.until("the order's lock to be held", java.time.Duration.ofSeconds(10),
+                () -> given().get("/locks/order:metrics-7").statusCode() == 200);
+        given().post("/orders/metrics-7/ship").then().statusCode(409);
+        assertThat(holding.get()).isEqualTo(200);
+        given().post("/orders/metrics-8/ship-reactive").then().statusCode(200);
+
+        assertThat(value("mysql_lock_method_seconds_count", ship + ",outcome=\"ran\"")).isEqualTo(ranBefore + 1);
+        assertThat(value("mysql_lock_method_seconds_count", ship + ",outcome=\"not_acquired\""))
+                .isEqualTo(notAcquiredBefore + 1);
+        assertThat(value("mysql_lock_method_seconds_max", ship + ",outcome=\"ran\"")).isGreaterThanOrEqualTo(1.4);
+        assertThat(value("mysql_lock_method_seconds_count", shipReactive + ",outcome=\"ran\""))
+                .isEqualTo(reactiveBefore + 1);
+        assertThat(scrape()).as("no resolved lock names as tags").doesNotContain("metrics-7").doesNotContain("metrics-8");
+    }
+
     private static String scrape() {
         return given().get("/q/metrics").then().statusCode(200).extract().asString();
     }

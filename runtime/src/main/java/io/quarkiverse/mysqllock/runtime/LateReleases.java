@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -23,6 +24,11 @@ final class LateReleases {
         } catch (RejectedExecutionException shutDown) {
             handle.release(); // the application is stopping: nothing is kept
         }
+    }
+
+    /** Runs {@code work} every {@code period} on this manager's thread, until shutdown. */
+    void every(Duration period, Runnable work) {
+        scheduler.scheduleWithFixedDelay(work, period.toNanos(), period.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** At shutdown every pending release happens now: nothing is left held. */

@@ -32,6 +32,7 @@ import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.InterruptingHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
@@ -64,6 +65,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final TransactionScopedLocks transactionLocks;
     private final TableRecords records;
     private final LateReleases lateReleases = new LateReleases();
+    /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
+    private volatile LockMetrics metrics = LockMetrics.NONE;
     /** NAMED elections: a term is confirmed within this (two keepalive intervals). */
     private volatile long leaderConfirmationNanos;
     /** NAMED elections: {@code named.instant-leader-hand-over}, which holds while every live instance has it. */
@@ -86,6 +89,21 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, TableRecords records,
             TransactionScopedLocks transactionLocks) {
         this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks);
+    }
+
+    /** {@code @Locked} methods' calls are counted with these metrics (the engine's are its own). */
+    void measure(LockMetrics methodMetrics) {
+        this.metrics = methodMetrics;
+    }
+
+    /** The metrics of {@code @Locked} methods' calls. */
+    public LockMetrics metrics() {
+        return metrics;
+    }
+
+    /** Warns of every lock of this instance held longer than {@code threshold} ({@code long-hold-warning}). */
+    void warnOfHoldsLongerThan(Duration threshold) {
+        lateReleases.every(LongHolds.period(threshold), new LongHolds(engine::held, threshold));
     }
 
     /**

@@ -6,6 +6,8 @@ import java.util.concurrent.TimeUnit;
 
 import jakarta.transaction.TransactionManager;
 
+import org.jboss.logging.Logger;
+
 import io.agroal.api.AgroalDataSource;
 import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.LockMode;
@@ -29,6 +31,8 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 
 /** Checks the configuration and the datasource, then builds the manager. Needs no database connection. */
 public final class MySqlLockManagerFactory {
+
+    private static final Logger LOG = Logger.getLogger(MySqlLockManagerFactory.class);
 
     static final Duration MIN_TTL = Duration.ofMillis(500);
     /**
@@ -67,6 +71,15 @@ public final class MySqlLockManagerFactory {
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported, LockSpans spans) {
         LockMetrics metrics = GuardedMetrics.of(reported);
+        config.longHoldWarning().ifPresent(threshold -> requirePositive("quarkus.mysql-lock.long-hold-warning", threshold));
+        MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans);
+        manager.measure(metrics);
+        config.longHoldWarning().ifPresent(manager::warnOfHoldsLongerThan);
+        return manager;
+    }
+
+    private static MySqlLockManager build(AgroalDataSource dataSource, String dataSourceName,
+            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics metrics, LockSpans spans) {
         requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
             throw new ConfigurationException("quarkus.mysql-lock.named.shared-connections="
@@ -79,7 +92,8 @@ public final class MySqlLockManagerFactory {
         LockTable table;
         try {
             names = LockNames.withNamespace(config.namespace().orElse(null));
-            table = new LockTable(config.lease().table(), config.lease().createTable());
+            table = new LockTable(movedSetting(config.table(), config.lease().table(), "table", "mysql_lock"),
+                    movedSetting(config.createTable(), config.lease().createTable(), "create-table", true));
         } catch (IllegalArgumentException e) {
             throw new ConfigurationException(e.getMessage(), e);
         }
@@ -215,6 +229,23 @@ public final class MySqlLockManagerFactory {
 
     private static Duration max(Duration a, Duration b) {
         return a.compareTo(b) >= 0 ? a : b;
+    }
+
+    /**
+     * A setting moved out of {@code quarkus.mysql-lock.lease.*} to the top level (both engines use it): the new key, else
+     * the deprecated one (with a warning), else the default; both keys set to different values fail the start.
+     */
+    static <T> T movedSetting(Optional<T> current, Optional<T> deprecated, String key, T defaultValue) {
+        if (deprecated.isEmpty()) {
+            return current.orElse(defaultValue);
+        }
+        if (current.isPresent() && !current.get().equals(deprecated.get())) {
+            throw new ConfigurationException("quarkus.mysql-lock." + key + "=" + current.get() + " and the deprecated"
+                    + " quarkus.mysql-lock.lease." + key + "=" + deprecated.get() + " disagree: remove the deprecated one");
+        }
+        LOG.warnf("quarkus.mysql-lock.lease.%s is deprecated: set quarkus.mysql-lock.%s instead (both engines use it)",
+                key, key);
+        return deprecated.get();
     }
 
     private static void requirePositive(String property, Duration value) {

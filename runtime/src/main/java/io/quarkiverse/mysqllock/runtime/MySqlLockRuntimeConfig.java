@@ -74,11 +74,27 @@ public interface MySqlLockRuntimeConfig {
     @WithDefault("auto")
     ServerFlavor serverFlavor();
 
+    /**
+     * The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). Both engines use it
+     * (fencing tokens, the fleet's memberships; the LEASE engine's leases). Unset: {@code mysql_lock}.
+     */
+    Optional<String> table();
+
+    /** Create the lock table on first use when it does not exist. Unset: {@code true}. */
+    Optional<Boolean> createTable();
+
+    /**
+     * Logs a warning, once per hold, for each lock this instance has held longer than this: a job that hangs keeps its
+     * lock, and nothing else says so until the next run is skipped. Looked at every quarter of it (between 1 s and 1
+     * min). Unset: no warning.
+     */
+    Optional<Duration> longHoldWarning();
+
     /** The NAMED engine. */
     @ConfigDocSection
     Named named();
 
-    /** The lock table (fencing tokens of both engines, leases of the LEASE engine). */
+    /** The LEASE engine. */
     @ConfigDocSection
     Lease lease();
 
@@ -143,13 +159,19 @@ public interface MySqlLockRuntimeConfig {
         @WithDefault("15m")
         Duration maxClockSkew();
 
-        /** The lock table's name: an identifier, optionally schema-qualified ({@code schema.table}). */
-        @WithDefault("mysql_lock")
-        String table();
+        /**
+         * Deprecated: use {@code quarkus.mysql-lock.table}, which it means (the NAMED engine uses the table too). Still
+         * read, with a warning; set to another value than {@code quarkus.mysql-lock.table}, the start fails.
+         */
+        @Deprecated
+        Optional<String> table();
 
-        /** Create the lock table on first use when it does not exist. */
-        @WithDefault("true")
-        boolean createTable();
+        /**
+         * Deprecated: use {@code quarkus.mysql-lock.create-table}, which it means. Still read, with a warning; set to
+         * another value than {@code quarkus.mysql-lock.create-table}, the start fails.
+         */
+        @Deprecated
+        Optional<Boolean> createTable();
     }
 
     /** The engine choice. */

@@ -269,6 +269,11 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         @Override
+        public Optional<Duration> longHoldWarning() {
+            return Optional.empty();
+        }
+
+        @Override
         public Duration defaultWait() {
             return Duration.ZERO;
         }
@@ -309,16 +314,26 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         @Override
+        public Optional<String> table() {
+            return Optional.of(settings.table());
+        }
+
+        @Override
+        public Optional<Boolean> createTable() {
+            return Optional.of(true);
+        }
+
+        @Override
         public Lease lease() {
             return new Lease() {
                 @Override
-                public String table() {
-                    return settings.table();
+                public Optional<String> table() {
+                    return Optional.empty();
                 }
 
                 @Override
-                public boolean createTable() {
-                    return true;
+                public Optional<Boolean> createTable() {
+                    return Optional.empty();
                 }
 
                 @Override

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
+import java.lang.ref.Cleaner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,19 +21,71 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     private final L lock;
     private final HoldEngine<L> engine;
-    private final AtomicBoolean released = new AtomicBoolean();
-    /** The thread whose own call this hold is, until detached. */
-    private final AtomicReference<Thread> call;
-    /** This hold's loss listeners, removed from the lock when the hold is released; guarded by itself. */
-    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
+    /** What a release changes, apart from the handle: a leaked handle's cleaner releases through it. */
+    private final State<L> state;
+    /** Releases the hold if this handle is garbage-collected while held. */
+    private final Cleaner.Cleanable leak;
 
     /** @param owner the thread whose own call takes this hold (it may nest onto it), or null for an asynchronous one */
     public LockHold(L lock, HoldEngine<L> engine, Thread owner) {
         this.lock = lock;
         this.engine = engine;
-        this.call = new AtomicReference<>(owner);
+        this.state = new State<>(lock, engine, owner);
         if (owner != null) {
             lock.attach(owner);
+        }
+        this.leak = HoldLeaks.watch(this, lock.name, Thread.currentThread().getName(), HoldLeaks.site(),
+                state);
+    }
+
+    /** A hold's state, which must not refer to its handle (the handle's cleaner uses it). */
+    private static final class State<L extends HeldLock> implements HoldLeaks.Leaked {
+        final L lock;
+        final HoldEngine<L> engine;
+        final AtomicBoolean released = new AtomicBoolean();
+        /** The thread whose own call this hold is, until detached. */
+        final AtomicReference<Thread> call;
+        /** This hold's loss listeners, removed from the lock when the hold is released; guarded by itself. */
+        final List<Consumer<LockLostException>> listeners = new ArrayList<>();
+
+        State(L lock, HoldEngine<L> engine, Thread owner) {
+            this.lock = lock;
+            this.engine = engine;
+            this.call = new AtomicReference<>(owner);
+        }
+
+        @Override
+        public boolean released() {
+            return released.get();
+        }
+
+        @Override
+        public boolean releaseIfHeld() {
+            if (!released.compareAndSet(false, true)) {
+                return false;
+            }
+            detach();
+            engine.release(lock); // a loss it finds is still told to this hold's listeners
+            forgetListeners();
+            return true;
+        }
+
+        void detach() {
+            if (call.getAndSet(null) != null) {
+                lock.detachOne();
+            }
+        }
+
+        /** A released hold hears of no later loss of the lock (its lock may live on in other, nested, holds). */
+        void forgetListeners() {
+            List<Consumer<LockLostException>> mine;
+            synchronized (listeners) {
+                mine = List.copyOf(listeners);
+                listeners.clear();
+            }
+            if (!mine.isEmpty()) {
+                lock.removeListeners(mine);
+            }
         }
     }
 
@@ -63,7 +116,7 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     /** Throws unless this hold is neither released nor known lost. */
     private void held(String ifReleased, String ifLost) {
         usedBy(Thread.currentThread());
-        if (released.get()) {
+        if (state.released.get()) {
             throw new IllegalStateException("Lock '" + lock.name + "' was released: " + ifReleased);
         }
         LockLostException lost = lock.lost;
@@ -74,18 +127,18 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public boolean confirmedWithin(long nanos) {
-        return !released.get() && engine.confirmedWithin(lock, nanos);
+        return !state.released.get() && engine.confirmedWithin(lock, nanos);
     }
 
     @Override
     public boolean confirm(long sinceNanos) {
-        return !released.get() && engine.confirm(lock, sinceNanos);
+        return !state.released.get() && engine.confirm(lock, sinceNanos);
     }
 
     @Override
     public boolean isValid() {
         usedBy(Thread.currentThread());
-        return !released.get() && engine.isValid(lock);
+        return !state.released.get() && engine.isValid(lock);
     }
 
     @Override
@@ -94,15 +147,15 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
             throw new IllegalArgumentException("onLost listener must not be null");
         }
         usedBy(Thread.currentThread());
-        if (released.get()) {
+        if (state.released.get()) {
             LockLostException lost = lock.lost;
             if (lost != null) {
                 listener.accept(lost);
             }
             return this; // a released hold hears of no later loss
         }
-        synchronized (listeners) {
-            listeners.add(listener);
+        synchronized (state.listeners) {
+            state.listeners.add(listener);
         }
         if (!lock.addListener(listener)) {
             listener.accept(lock.lost);
@@ -112,32 +165,18 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public void release() {
-        if (released.compareAndSet(false, true)) {
-            detach();
-            engine.release(lock); // a loss it finds is still told to this hold's listeners
-            forgetListeners();
-        }
-    }
-
-    /** A released hold hears of no later loss of the lock (its lock may live on in other, nested, holds). */
-    private void forgetListeners() {
-        List<Consumer<LockLostException>> mine;
-        synchronized (listeners) {
-            mine = List.copyOf(listeners);
-            listeners.clear();
-        }
-        if (!mine.isEmpty()) {
-            lock.removeListeners(mine);
-        }
+        state.releaseIfHeld();
+        leak.clean(); // released: nothing for the cleaner to do
     }
 
     @Override
     public void abandon(String why) {
-        if (released.compareAndSet(false, true)) {
-            detach();
+        if (state.released.compareAndSet(false, true)) {
+            state.detach();
             engine.abandon(lock, "Lock '" + lock.name + "' was released: " + why);
-            forgetListeners();
+            state.forgetListeners();
         }
+        leak.clean();
     }
 
     @Override
@@ -153,13 +192,11 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public void detach() {
-        if (call.getAndSet(null) != null) {
-            lock.detachOne();
-        }
+        state.detach();
     }
 
     private void usedBy(Thread thread) {
-        Thread owner = call.get();
+        Thread owner = state.call.get();
         if (owner != null && owner != thread) {
             detach();
         }
@@ -172,6 +209,7 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
 
     @Override
     public String toString() {
-        return "LockHandle[" + lock.name + (released.get() ? ", released" : lock.lost != null ? ", lost" : ", held") + "]";
+        return "LockHandle[" + lock.name + (state.released.get() ? ", released" : lock.lost != null ? ", lost" : ", held")
+                + "]";
     }
 }

@@ -25,6 +25,27 @@ public interface LockMetrics {
         ERROR
     }
 
+    /** How a call of a {@code @Locked} method ended. */
+    enum MethodOutcome {
+        /** it ran, and its lock was held throughout */
+        RAN,
+        /** it threw, its lock held throughout */
+        FAILED,
+        /** its lock was lost while it ran (whether it returned or threw) */
+        LOST,
+        /** it did not run: its lock was busy ({@code onBusy = SKIP}), or its scheduled tick had run elsewhere */
+        SKIPPED,
+        /** it did not run: its lock could not be had ({@code onBusy = FAIL}: busy, time-out, database error) */
+        NOT_ACQUIRED
+    }
+
+    /**
+     * A call of a {@code @Locked} method ended after this long, the acquisition included. {@code method} is
+     * {@code <class>#<method>}: a tag bounded by the application's code, never the resolved lock name.
+     */
+    default void method(String method, MethodOutcome outcome, long nanos) {
+    }
+
     /** An acquisition ended, after waiting this long. */
     default void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
     }

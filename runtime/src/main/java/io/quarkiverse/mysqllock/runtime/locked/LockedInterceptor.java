@@ -24,6 +24,7 @@ import io.quarkiverse.mysqllock.runtime.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.MethodLock;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics.MethodOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
@@ -68,13 +69,19 @@ public class LockedInterceptor {
                     + " worker thread (@Blocking)");
         }
         long start = System.nanoTime();
-        LockHandle handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
-                : method.tickParameter < 0
-                        ? locks.acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
-                        : locks.acquireTick(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL,
-                                method.tick(context.getParameters()));
+        LockHandle handle;
+        try {
+            handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
+                    : method.tickParameter < 0
+                            ? locks.acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
+                            : locks.acquireTick(name, method.waitFor(), method.atMostFor(),
+                                    method.onBusy == OnBusy.FAIL, method.tick(context.getParameters()));
+        } catch (RuntimeException e) {
+            ended(method, MethodOutcome.NOT_ACQUIRED, start);
+            throw e;
+        }
         if (handle == null) {
-            skipped(method, name);
+            skipped(method, name, start);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
         LossInterrupt interrupt = method.options.interruptsOnLoss() ? LossInterrupt.arm(handle) : null;
@@ -85,6 +92,7 @@ public class LockedInterceptor {
         } catch (Throwable failure) {
             leave(previous, interrupt);
             LockLostException lost = release(handle, method, start);
+            ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.FAILED, start);
             if (lost != null) {
                 failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
             }
@@ -92,6 +100,7 @@ public class LockedInterceptor {
         }
         leave(previous, interrupt);
         LockLostException lost = release(handle, method, start);
+        ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.RAN, start);
         if (lost != null) {
             throw ControlledHandle.lostDuring(method.description, lost);
         }
@@ -139,8 +148,13 @@ public class LockedInterceptor {
                     }
 
                     @Override
-                    public void skipped() {
-                        LockedInterceptor.this.skipped(method, name);
+                    public void skipped(long startNanos) {
+                        LockedInterceptor.this.skipped(method, name, startNanos);
+                    }
+
+                    @Override
+                    public void ended(MethodOutcome outcome, long startNanos) {
+                        LockedInterceptor.this.ended(method, outcome, startNanos);
                     }
 
                     @Override
@@ -165,7 +179,7 @@ public class LockedInterceptor {
         long start = System.nanoTime();
         acquireAsync(context, method, name).subscribe().with(handle -> {
             if (handle == null) {
-                skipped(method, name);
+                skipped(method, name, start);
                 outcome.complete(null);
                 return;
             }
@@ -174,11 +188,15 @@ public class LockedInterceptor {
                 stage = (CompletionStage<?>) proceedAsync(context, method, handle);
             } catch (Throwable e) {
                 // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
-                outcome.completeExceptionally(withLoss(e, release(handle, method, start), method));
+                LockLostException lost = release(handle, method, start);
+                ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.FAILED, start);
+                outcome.completeExceptionally(withLoss(e, lost, method));
                 return;
             }
             stage.whenComplete((value, failure) -> {
                 LockLostException lost = release(handle, method, start);
+                ended(method, lost != null ? MethodOutcome.LOST
+                        : failure != null ? MethodOutcome.FAILED : MethodOutcome.RAN, start);
                 if (failure != null) {
                     outcome.completeExceptionally(withLoss(failure, lost, method));
                 } else if (lost != null) {
@@ -189,9 +207,10 @@ public class LockedInterceptor {
             });
         }, failure -> {
             if (skips(method, failure)) {
-                skipped(method, name);
+                skipped(method, name, start);
                 outcome.complete(null);
             } else {
+                ended(method, MethodOutcome.NOT_ACQUIRED, start);
                 outcome.completeExceptionally(failure);
             }
         });
@@ -228,7 +247,13 @@ public class LockedInterceptor {
                 && notAcquired.reason() == LockNotAcquiredException.Reason.BUSY;
     }
 
-    private void skipped(LockedMethod method, String name) {
+    /** Counts the call in {@code mysql.lock.method}, tagged with the method, never the resolved lock name. */
+    private void ended(LockedMethod method, MethodOutcome outcome, long start) {
+        locks.metrics().method(method.key, outcome, System.nanoTime() - start);
+    }
+
+    private void skipped(LockedMethod method, String name, long start) {
+        ended(method, MethodOutcome.SKIPPED, start);
         LOG.debugf("Skipped %s: lock '%s' is held elsewhere%s", method.description, name,
                 method.tickParameter < 0 ? "" : ", or this tick already ran");
         try {

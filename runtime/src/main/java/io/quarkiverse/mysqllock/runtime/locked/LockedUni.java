@@ -6,6 +6,7 @@ import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
@@ -35,8 +36,15 @@ final class LockedUni extends AbstractUni<Object> {
         /** Whether a failed acquisition means "skip the method" (a busy lock and {@code onBusy = SKIP}). */
         boolean skips(Throwable failure);
 
-        /** The method was skipped (a busy lock, or a tick that already ran): told once, never throws. */
-        void skipped();
+        /**
+         * The method was skipped (a busy lock, or a tick that already ran): told once, never throws.
+         *
+         * @param startNanos when the subscription began
+         */
+        void skipped(long startNanos);
+
+        /** The call ended so, {@code startNanos} being when the subscription began: for the metrics; never throws. */
+        void ended(LockMetrics.MethodOutcome outcome, long startNanos);
 
         /**
          * Releases the hold, answering the loss of the lock while it was held, if any.
@@ -130,9 +138,10 @@ final class LockedUni extends AbstractUni<Object> {
                 return; // cancelled: nobody waits for the answer
             }
             if (outcomes.skips(failure)) {
-                outcomes.skipped();
+                outcomes.skipped(startNanos);
                 downstream.onItem(null);
             } else {
+                outcomes.ended(LockMetrics.MethodOutcome.NOT_ACQUIRED, startNanos);
                 downstream.onFailure(failure);
             }
         }
@@ -141,7 +150,7 @@ final class LockedUni extends AbstractUni<Object> {
             if (handle == null) {
                 // nothing held: this tick already ran elsewhere
                 if (state.compareAndSet(ACQUIRING, DONE)) {
-                    outcomes.skipped();
+                    outcomes.skipped(startNanos);
                     downstream.onItem(null);
                 }
                 return;
@@ -208,6 +217,8 @@ final class LockedUni extends AbstractUni<Object> {
                 }
                 return;
             }
+            outcomes.ended(lost != null ? LockMetrics.MethodOutcome.LOST
+                    : failure != null ? LockMetrics.MethodOutcome.FAILED : LockMetrics.MethodOutcome.RAN, startNanos);
             if (failure != null) {
                 downstream.onFailure(outcomes.withLoss(failure, lost));
             } else if (lost != null) {

@@ -33,53 +33,42 @@ public final class GuardedMetrics implements LockMetrics {
 
     @Override
     public void acquisition(LockMode engine, Outcome outcome, long waitNanos) {
-        try {
-            metrics.acquisition(engine, outcome, waitNanos);
-        } catch (RuntimeException | LinkageError e) {
-            failed(e);
-        }
+        guard(() -> metrics.acquisition(engine, outcome, waitNanos));
+    }
+
+    @Override
+    public void method(String method, MethodOutcome outcome, long nanos) {
+        guard(() -> metrics.method(method, outcome, nanos));
     }
 
     @Override
     public void held(LockMode engine, long holdNanos) {
-        try {
-            metrics.held(engine, holdNanos);
-        } catch (RuntimeException | LinkageError e) {
-            failed(e);
-        }
+        guard(() -> metrics.held(engine, holdNanos));
     }
 
     @Override
     public void lost(LockMode engine, LockLostException.Reason cause) {
-        try {
-            metrics.lost(engine, cause);
-        } catch (RuntimeException | LinkageError e) {
-            failed(e);
-        }
+        guard(() -> metrics.lost(engine, cause));
     }
 
     @Override
     public void renewed(int leases) {
-        try {
-            metrics.renewed(leases);
-        } catch (RuntimeException | LinkageError e) {
-            failed(e);
-        }
+        guard(() -> metrics.renewed(leases));
     }
 
     @Override
     public void engineChosen(LockMode engine, IntSupplier locksHeld, IntSupplier pinnedConnections) {
-        try {
-            metrics.engineChosen(engine, locksHeld, pinnedConnections);
-        } catch (RuntimeException | LinkageError e) {
-            failed(e);
-        }
+        guard(() -> metrics.engineChosen(engine, locksHeld, pinnedConnections));
     }
 
     @Override
     public void close() {
+        guard(() -> metrics.close());
+    }
+
+    private void guard(Runnable recording) {
         try {
-            metrics.close();
+            recording.run();
         } catch (RuntimeException | LinkageError e) {
             failed(e);
         }

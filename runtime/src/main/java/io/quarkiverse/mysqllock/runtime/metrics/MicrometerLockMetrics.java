@@ -28,6 +28,8 @@ import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
  * <li>{@code mysql.lock.hold} (timer with histogram): how long locks were held</li>
  * <li>{@code mysql.lock.lost} (counter, tag {@code cause}: connection_lost, not_held, lease_expired, shutdown)</li>
  * <li>{@code mysql.lock.held} and {@code mysql.lock.pinned.connections} (gauges)</li>
+ * <li>{@code mysql.lock.method} (timer, tags {@code method}: {@code <class>#<method>}, and {@code outcome}: ran, failed,
+ * lost, skipped, not_acquired): the calls of {@code @Locked} methods</li>
  * <li>{@code mysql.lock.renewals} (counter of leases renewed) and {@code mysql.lock.renewal.statements}</li>
  * </ul>
  */
@@ -63,6 +65,16 @@ public final class MicrometerLockMetrics implements LockMetrics {
         timers.computeIfAbsent("wait " + engine + " " + tag, k -> Timer.builder("mysql.lock.wait")
                 .description("How long lock acquisitions waited").tags(tags(engine)).tag("outcome", tag)
                 .publishPercentileHistogram().register(registry)).record(waitNanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void method(String method, MethodOutcome outcome, long nanos) {
+        String tag = outcome.name().toLowerCase(Locale.ROOT);
+        timers.computeIfAbsent("method " + method + " " + tag, k -> Timer.builder("mysql.lock.method")
+                .description("Calls of @Locked methods by outcome (ran, failed, lost, skipped, not_acquired), the"
+                        + " acquisition included")
+                .tag("datasource", dataSource).tag("method", method).tag("outcome", tag).register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override
