@@ -21,7 +21,9 @@ import io.smallrye.mutiny.Uni;
 public interface LockManager {
 
     /**
-     * Acquires the lock, waiting up to {@code quarkus.mysql-lock.default-wait}.
+     * Acquires the lock, waiting up to {@code quarkus.mysql-lock.default-wait}: {@code 0s} unless set, so one attempt.
+     * Unlike {@code Lock.lock()}, it never waits without bound (a waiting thread keeps its worker, and on NAMED a pooled
+     * connection): ask for a wait with {@link #acquire(String, Duration)}, or block with {@link #asLock(String)}.
      *
      * @throws LockNotAcquiredException if the lock is still held by someone else when the wait ends, the server
      *         reported a deadlock, or no database connection could be had

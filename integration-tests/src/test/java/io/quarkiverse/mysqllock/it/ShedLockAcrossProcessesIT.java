@@ -43,7 +43,7 @@ class ShedLockAcrossProcessesIT {
                         "lock-demo.shedlock.increments", String.valueOf(INCREMENTS),
                         "lock-demo.shedlock.threads", String.valueOf(THREADS),
                         "quarkus.mysql-lock.mode", mode,
-                        "quarkus.mysql-lock.lease.table", "shed_" + mode + "_lock"), null));
+                        "quarkus.mysql-lock.table", "shed_" + mode + "_lock"), null));
             }
             for (AppProcess process : processes) {
                 process.awaitLine(line -> line.contains("increments through ShedLock"), Duration.ofSeconds(120));

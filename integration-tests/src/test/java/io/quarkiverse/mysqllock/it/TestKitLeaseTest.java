@@ -18,7 +18,7 @@ class TestKitLeaseTest extends TestKitTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of("quarkus.mysql-lock.mode", "lease", "quarkus.mysql-lock.lease.ttl", "2s",
-                    "quarkus.mysql-lock.lease.table", "kit_lock");
+                    "quarkus.mysql-lock.table", "kit_lock");
         }
     }
 

@@ -13,8 +13,8 @@ class BadTableNameTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(
-            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.lease.table", "locks;DROP TABLE x"),
-            "quarkus.mysql-lock.lease.table='locks;DROP TABLE x' is not a valid table name");
+            LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.table", "locks;DROP TABLE x"),
+            "quarkus.mysql-lock.table='locks;DROP TABLE x' is not a valid table name");
 
     @Test
     void theApplicationDoesNotStart() {

@@ -20,7 +20,7 @@ class LockTableDdlTest {
     void tableNamesAreIdentifiersOnly() {
         for (String bad : new String[] { "", "1table", "locks;drop", "a.b.c", "`x`", "t t", "x".repeat(65) }) {
             assertThatThrownBy(() -> new LockTable(bad, true)).as(bad).isInstanceOf(IllegalArgumentException.class)
-                    .hasMessageContaining("quarkus.mysql-lock.lease.table");
+                    .hasMessageContaining("quarkus.mysql-lock.table");
         }
     }
 }

@@ -14,9 +14,9 @@ class MissingLockTableAtStartupTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = StartupFailure.expect(LockApp.app(StartupFailure.class)
-            .overrideConfigKey("quarkus.mysql-lock.lease.table", "never_created_locks")
-            .overrideConfigKey("quarkus.mysql-lock.lease.create-table", "false"),
-            "The lock table 'never_created_locks' does not exist", "quarkus.mysql-lock.lease.create-table=false",
+            .overrideConfigKey("quarkus.mysql-lock.table", "never_created_locks")
+            .overrideConfigKey("quarkus.mysql-lock.create-table", "false"),
+            "The lock table 'never_created_locks' does not exist", "quarkus.mysql-lock.create-table=false",
             "CREATE TABLE IF NOT EXISTS never_created_locks (");
 
     @Test

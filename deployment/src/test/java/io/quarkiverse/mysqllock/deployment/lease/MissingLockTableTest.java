@@ -27,8 +27,8 @@ class MissingLockTableTest {
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()
             .setBeforeAllCustomizer(() -> TestDatabase.shared().execute(new LockTable("absent_lock_table", true).ddl()))
-            .overrideRuntimeConfigKey("quarkus.mysql-lock.lease.table", "absent_lock_table")
-            .overrideRuntimeConfigKey("quarkus.mysql-lock.lease.create-table", "false");
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.table", "absent_lock_table")
+            .overrideRuntimeConfigKey("quarkus.mysql-lock.create-table", "false");
 
     @Inject
     LockManager locks;
@@ -39,7 +39,7 @@ class MissingLockTableTest {
         try (LockHandle handle = locks.acquire("missing:table", Duration.ZERO)) {
             assertThatThrownBy(handle::fencingToken).isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("absent_lock_table")
-                    .hasMessageContaining("quarkus.mysql-lock.lease.create-table=false")
+                    .hasMessageContaining("quarkus.mysql-lock.create-table=false")
                     .hasMessageContaining("CREATE TABLE IF NOT EXISTS absent_lock_table");
             assertThat(handle.isValid()).isTrue();
             assertThat(ServerState.holder("missing:table")).isPresent();

@@ -28,7 +28,7 @@ class NarrowLockTableAtStartupTest {
                 db.execute("ALTER TABLE narrow_lock MODIFY owner VARCHAR(40) NULL,"
                         + " MODIFY expires_at DATETIME NOT NULL DEFAULT '1970-01-01 00:00:00'");
             })
-            .overrideConfigKey("quarkus.mysql-lock.lease.table", "narrow_lock")
+            .overrideConfigKey("quarkus.mysql-lock.table", "narrow_lock")
             .overrideConfigKey("quarkus.mysql-lock.mode", "lease"),
             "The lock table 'narrow_lock' cannot hold a lease's version",
             "owner is VARCHAR(40), its owner tokens need up to",

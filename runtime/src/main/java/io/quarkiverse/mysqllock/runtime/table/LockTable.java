@@ -46,7 +46,7 @@ public final class LockTable {
      */
     public LockTable(String table, boolean createTable) {
         if (table == null || !IDENTIFIER.matcher(table).matches()) {
-            throw new IllegalArgumentException("quarkus.mysql-lock.lease.table='" + table + "' is not a valid table name:"
+            throw new IllegalArgumentException("quarkus.mysql-lock.table='" + table + "' is not a valid table name:"
                     + " use letters, digits, _ and $ (starting with a letter or _), at most 64 characters,"
                     + " optionally prefixed by a schema name and a dot");
         }
@@ -81,7 +81,7 @@ public final class LockTable {
             }
             if (!createTable) {
                 throw new IllegalStateException("The lock table '" + table + "' does not exist and"
-                        + " quarkus.mysql-lock.lease.create-table=false. Create it with:\n" + ddl(), e);
+                        + " quarkus.mysql-lock.create-table=false. Create it with:\n" + ddl(), e);
             }
             try (Statement statement = connection.createStatement()) {
                 statement.execute(ddl());
