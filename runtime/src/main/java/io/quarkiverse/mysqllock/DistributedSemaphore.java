@@ -39,6 +39,21 @@ public interface DistributedSemaphore {
     /** As {@link #acquire(Duration)}: empty if every permit is still held when the wait ends. */
     Optional<LockHandle> tryAcquire(Duration wait);
 
+    /**
+     * {@code count} permits at once, all or none, waiting up to {@code wait}: one handle that holds them all (valid
+     * while each is, released together; each permit's fencing token is one of its {@link LockHandle#parts()}). No permit
+     * is kept while waiting for the others, so callers asking for several never deadlock each other; a caller asking for
+     * many may wait longer than callers asking for one while permits are scarce.
+     *
+     * @throws IllegalArgumentException if {@code count} is not between 1 and {@link #permits()}
+     * @throws LockNotAcquiredException with reason {@code BUSY} if {@code count} permits were never free at once within
+     *         the wait, or as {@link LockManager#acquire(String, Duration)}
+     */
+    LockHandle acquire(int count, Duration wait);
+
+    /** As {@link #acquire(int, Duration)}: empty if {@code count} permits were never free at once within the wait. */
+    Optional<LockHandle> tryAcquire(int count, Duration wait);
+
     /** How many permits nobody holds now, in any instance: a snapshot, one statement per permit. */
     int availablePermits();
 }

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -42,6 +43,15 @@ public interface LeaderElection extends AutoCloseable {
 
     /** Whether this instance leads now: it holds the role's lock and has not been told of its loss. */
     boolean isLeader();
+
+    /**
+     * Who leads the role now, whether or not this instance takes part (Curator's {@code getLeader()}): the holder of
+     * the role's lock, read from the database, named after the role. When this instance leads, every field is exact
+     * (its fencing token is the term). Another instance shows as {@link LockManager#inspect} shows a holder: on LEASE
+     * its identity ({@code <host>/<pid>/<instance-id>}), since when and its term; on NAMED its server connection only.
+     * Empty when no one leads (between terms, or nobody has joined). One statement; not on an event loop.
+     */
+    Optional<LockInfo> leader();
 
     /** The current term's number (its fencing token) while this instance leads; empty otherwise. */
     OptionalLong term();

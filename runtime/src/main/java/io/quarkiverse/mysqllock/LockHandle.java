@@ -4,6 +4,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.function.Consumer;
 
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.infrastructure.Infrastructure;
+
 /**
  * A held lock. Release it exactly as you would close a resource: {@code try (LockHandle h = locks.acquire("x")) {...}}.
  * <p>
@@ -34,6 +37,15 @@ public interface LockHandle extends AutoCloseable {
      *         read-only during a failover); the lock is still held, and a later call may succeed
      */
     long fencingToken();
+
+    /**
+     * {@link #fencingToken()} without blocking the calling thread: the token is read on a worker thread (NAMED: one
+     * statement the first time) and delivered there. For code on an event loop, where {@link #fencingToken()} must not
+     * be called.
+     */
+    default Uni<Long> fencingTokenAsync() {
+        return Uni.createFrom().item(this::fencingToken).runSubscriptionOn(Infrastructure.getDefaultWorkerPool());
+    }
 
     /**
      * The locks this handle holds, each with its own name and fencing token: several for a handle of

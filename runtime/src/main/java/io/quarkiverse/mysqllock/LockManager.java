@@ -5,6 +5,7 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 import io.smallrye.mutiny.Uni;
 
@@ -123,6 +124,20 @@ public interface LockManager {
      * @throws LockNotAcquiredException if the lock could not be acquired within {@code wait}; the action did not run
      */
     <T> T withLock(String name, Duration wait, Callable<T> action);
+
+    /**
+     * The {@code Uni} counterpart of {@link #withLock(String, Duration, Callable)}: at subscription, acquires the lock
+     * without blocking (as {@link #acquireAsync(String, Duration)}), then subscribes to the {@code Uni} the action
+     * returns, and releases the lock on every outcome before passing it on: an item, a failure, a cancellation at any
+     * point (while the lock is awaited, the grant is given back when it comes), or an exception thrown by the action
+     * itself. Each subscription takes the lock anew. If the lock was lost while the action's {@code Uni} ran, the result
+     * fails with {@link LockLostException} (a failure of the action takes precedence and carries the loss as a
+     * suppressed exception). Fails with {@link LockNotAcquiredException} if the lock could not be had within
+     * {@code wait}; the action was not called.
+     *
+     * @throws IllegalArgumentException at once, if the name, the wait or the action is invalid
+     */
+    <T> Uni<T> withLockAsync(String name, Duration wait, Supplier<Uni<T>> action);
 
     /** As {@link #withLock(String, Duration, Callable)} for an action without a result. */
     void withLock(String name, Duration wait, Runnable action);

@@ -101,6 +101,14 @@ public @interface Locked {
     @Nonbinding
     boolean interruptOnLoss() default false;
 
+    /**
+     * The datasource whose {@code LockManager} takes the lock, by its Quarkus name ({@code <default>} for the default
+     * one). Empty: the lock datasource ({@code quarkus.mysql-lock.datasource}, else the default). The build fails if no
+     * MySQL or MariaDB datasource has that name.
+     */
+    @Nonbinding
+    String datasource() default "";
+
     /** How a {@code @Locked} method shares its lock. */
     enum Mode {
         /** One holder at a time: {@link LockManager#acquire}. */

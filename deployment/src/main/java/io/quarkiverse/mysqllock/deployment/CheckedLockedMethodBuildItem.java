@@ -40,11 +40,15 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final boolean interruptOnLoss;
     /** The index of the {@code LockHandle} parameter the interceptor fills, or -1. */
     final int handleParameter;
+    /** A tick-claiming method's {@code @Scheduled(every)}, whose ticks count per interval; else empty. */
+    final String every;
+    /** {@code datasource}: empty for the lock datasource. */
+    final String dataSource;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
             List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, String wait,
             OnBusy onBusy, String atLeastFor, String atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
-            int tickParameter, boolean interruptOnLoss, int handleParameter) {
+            int tickParameter, boolean interruptOnLoss, int handleParameter, String every, String dataSource) {
         this.mode = mode;
         this.permits = permits;
         this.key = key;
@@ -61,5 +65,7 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
         this.tickParameter = tickParameter;
         this.interruptOnLoss = interruptOnLoss;
         this.handleParameter = handleParameter;
+        this.every = every;
+        this.dataSource = dataSource;
     }
 }

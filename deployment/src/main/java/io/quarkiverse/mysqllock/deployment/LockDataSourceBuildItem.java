@@ -1,5 +1,10 @@
 package io.quarkiverse.mysqllock.deployment;
 
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.builder.item.SimpleBuildItem;
 
 /** The name of the datasource that holds the locks, validated. */
@@ -14,4 +19,21 @@ public final class LockDataSourceBuildItem extends SimpleBuildItem {
     public String name() {
         return name;
     }
+
+    /** The datasources that get a {@code LockManager}: the lock datasource, and each MySQL or MariaDB one. */
+    public static Set<String> managed(String lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
+            boolean inMemory) {
+        Set<String> names = new TreeSet<>();
+        names.add(lockDataSource);
+        if (!inMemory) {
+            for (JdbcDataSourceBuildItem dataSource : dataSources) {
+                if (SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
+                    names.add(dataSource.getName());
+                }
+            }
+        }
+        return names;
+    }
+
+    static final Set<String> SUPPORTED_DB_KINDS = Set.of("mysql", "mariadb");
 }

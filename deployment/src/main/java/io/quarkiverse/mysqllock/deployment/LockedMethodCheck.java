@@ -32,6 +32,8 @@ final class LockedMethodCheck {
     private static final DotName COMPLETABLE_FUTURE = DotName.createSimple("java.util.concurrent.CompletableFuture");
     private static final DotName OPTIONAL = DotName.createSimple("java.util.Optional");
     private static final DotName LOCK_HANDLE = DotName.createSimple(LockHandle.class);
+    /** The last parameter of a Kotlin {@code suspend} function, as the JVM sees it. */
+    private static final DotName CONTINUATION = DotName.createSimple("kotlin.coroutines.Continuation");
     private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
     private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
     private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
@@ -55,6 +57,13 @@ final class LockedMethodCheck {
         String description = describe(method);
         int before = errors.size();
         ReturnKind kind = returnKind(method, errors);
+        if (method.parametersCount() > 0
+                && method.parameterType(method.parametersCount() - 1).name().equals(CONTINUATION)) {
+            errors.add(description + " is a Kotlin suspend function: the interceptor sees it return at its first"
+                    + " suspension, while it still runs, and would release its lock then. Lock inside it instead:"
+                    + " locks.withLockAsync(name, wait) { uni }.awaitSuspending(), or call a blocking @Locked method from"
+                    + " withContext(Dispatchers.IO)");
+        }
         OnBusy onBusy = OnBusy.valueOf(stringValue(annotation, "onBusy", OnBusy.FAIL.name()));
         // durations as written: those holding ${...} config expressions are resolved and checked at start
         String wait = stringValue(annotation, "waitFor", "0s");
@@ -142,7 +151,22 @@ final class LockedMethodCheck {
         boolean templated = !placeholders.isEmpty();
         return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
-                atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss, handleParameter);
+                atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss, handleParameter,
+                every(method, tickParameter),
+                stringValue(annotation, "datasource", ""));
+    }
+
+    /**
+     * The {@code every} of a tick-claiming method's one {@code @Scheduled}: its fire times differ from instance to
+     * instance, so its ticks are counted per interval. Empty for a cron, or several schedules ({@code @Schedules}).
+     */
+    private static String every(MethodInfo method, int tickParameter) {
+        AnnotationInstance scheduled = method.declaredAnnotation(SCHEDULED);
+        if (tickParameter < 0 || scheduled == null) {
+            return "";
+        }
+        AnnotationValue every = scheduled.value("every");
+        return every == null ? "" : every.asString();
     }
 
     /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Function;
 
@@ -19,6 +20,7 @@ import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethods;
 import io.quarkiverse.mysqllock.runtime.locked.LockedOptions;
 import io.quarkiverse.mysqllock.runtime.locked.LockedRecorder;
+import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.deployment.annotations.BuildProducer;
@@ -27,6 +29,7 @@ import io.quarkus.deployment.annotations.ExecutionTime;
 import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 import io.quarkus.deployment.builditem.GeneratedClassBuildItem;
+import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
 import io.quarkus.runtime.RuntimeValue;
 
@@ -54,7 +57,10 @@ class LockedProcessor {
     /** Checks and parses every method; fails the build with all the misuses at once. */
     @BuildStep
     void validate(CombinedIndexBuildItem combinedIndex, List<LockedMethodBuildItem> lockedMethods,
-            BuildProducer<CheckedLockedMethodBuildItem> checkedMethods) {
+            LockDataSourceBuildItem lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
+            LaunchModeBuildItem launchMode, BuildProducer<CheckedLockedMethodBuildItem> checkedMethods) {
+        Set<String> managed = LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources,
+                MySqlLockProcessor.inMemory(launchMode));
         List<LockedMethodBuildItem> found = byKey(lockedMethods, LockedMethodBuildItem::key);
         List<String> errors = new ArrayList<>();
         List<LockedMethodBuildItem> interceptable = new ArrayList<>();
@@ -70,6 +76,12 @@ class LockedProcessor {
         for (LockedMethodBuildItem method : interceptable) {
             CheckedLockedMethodBuildItem valid = LockedMethodCheck.check(combinedIndex.getIndex(), method, errors);
             if (valid == null) {
+                continue;
+            }
+            if (!valid.dataSource.isEmpty() && !managed.contains(valid.dataSource)) {
+                errors.add(valid.description + ": datasource = \"" + valid.dataSource + "\" is not a MySQL or MariaDB"
+                        + " datasource of the application (they are: " + String.join(", ", managed) + "). Name one of"
+                        + " them, or leave datasource out for the lock datasource");
                 continue;
             }
             if (LockedMethodCheck.untrackedSchedule(method.method(), valid)) {
@@ -130,19 +142,22 @@ class LockedProcessor {
     @BuildStep
     @Record(ExecutionTime.STATIC_INIT)
     SyntheticBeanBuildItem recordTable(List<CheckedLockedMethodBuildItem> checkedMethods, LockedRecorder recorder,
-            RecorderContext recorderContext, BuildProducer<LockedTableBuildItem> recorded) {
+            RecorderContext recorderContext, LockDataSourceBuildItem lockDataSource,
+            BuildProducer<LockedTableBuildItem> recorded) {
         RuntimeValue<Map<String, LockedMethod>> table = recorder.newTable();
         boolean expressions = false;
         for (CheckedLockedMethodBuildItem method : byKey(checkedMethods, item -> item.key)) {
             expressions |= LockedOptions.isExpression(method.wait) || LockedOptions.isExpression(method.atLeastFor)
-                    || LockedOptions.isExpression(method.atMostFor);
+                    || LockedOptions.isExpression(method.atMostFor) || method.every.contains("{");
             RuntimeValue<LockNameResolver> resolver = null;
             if (method.resolverClassName != null) {
                 resolver = recorderContext.newInstance(method.resolverClassName);
             }
             recorder.add(table, method.key, method.fixedName, resolver, method.wait, method.onBusy,
                     method.atLeastFor, method.atMostFor, method.mode, method.permits, method.kind,
-                    method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter);
+                    method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter, method.every,
+                    method.dataSource.isEmpty() || method.dataSource.equals(lockDataSource.name()) ? null
+                            : method.dataSource);
         }
         recorded.produce(new LockedTableBuildItem(table, expressions));
         return SyntheticBeanBuildItem.configure(LockedMethods.class)

@@ -48,7 +48,6 @@ import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 class MySqlLockProcessor {
 
     static final String FEATURE = "mysql-lock";
-    private static final Set<String> SUPPORTED_DB_KINDS = Set.of("mysql", "mariadb");
 
     @BuildStep
     FeatureBuildItem feature() {
@@ -95,7 +94,7 @@ class MySqlLockProcessor {
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
             known.add(dataSource.getName());
             if (dataSource.getName().equals(wanted)) {
-                if (!SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
+                if (!LockDataSourceBuildItem.SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
                     throw new ConfigurationException("quarkus-mysql-lock needs a MySQL or MariaDB datasource, but"
                             + " datasource '" + wanted + "' has db-kind '" + dataSource.getDbKind() + "'. Point"
                             + " quarkus.mysql-lock.datasource at a datasource with db-kind mysql or mariadb.");
@@ -138,10 +137,11 @@ class MySqlLockProcessor {
                     recorder.inMemoryLockManager(lockDataSource.name(), micrometer, tracing)).done());
             return;
         }
+        Set<String> managed = LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, false);
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
             String name = dataSource.getName();
             boolean main = name.equals(lockDataSource.name());
-            if (!main && !SUPPORTED_DB_KINDS.contains(dataSource.getDbKind())) {
+            if (!managed.contains(name)) {
                 continue;
             }
             AnnotationInstance dataSourceQualifier = DataSourceNames.isDefault(name)

@@ -10,6 +10,7 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
 
 import jakarta.enterprise.inject.Any;
@@ -37,6 +38,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
+import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
@@ -337,6 +339,42 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
         // a producer of ControlledHandle is a producer of LockHandle
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, wait, Duration.ZERO);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> Uni<T> withLockAsync(String name, Duration wait, Supplier<Uni<T>> action) {
+        if (action == null) {
+            throw new IllegalArgumentException("withLockAsync action must not be null");
+        }
+        names.resolve(name); // an invalid name is refused now, not at subscription
+        waitNanos(wait);
+        String what = "the withLockAsync action of lock '" + name + "'";
+        return (Uni<T>) new UniUnderLock(() -> acquireAsync(name, wait, Duration.ZERO), handle -> {
+            Uni<T> result = action.get();
+            if (result == null) {
+                throw new NullPointerException(what + " returned null instead of a Uni; the lock was released");
+            }
+            return result;
+        }, new UniUnderLock.Outcomes() {
+            @Override
+            public LockLostException release(ControlledHandle handle, long startNanos) {
+                return handle.releaseReportingLoss();
+            }
+
+            @Override
+            public Throwable withLoss(Throwable failure, LockLostException lost) {
+                if (lost != null) {
+                    failure.addSuppressed(ControlledHandle.lostDuring(what, lost));
+                }
+                return failure;
+            }
+
+            @Override
+            public Throwable lost(LockLostException lost) {
+                return ControlledHandle.lostDuring(what, lost);
+            }
+        });
     }
 
     /**

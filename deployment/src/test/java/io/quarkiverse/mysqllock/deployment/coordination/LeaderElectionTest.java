@@ -75,6 +75,35 @@ class LeaderElectionTest {
     }
 
     @Test
+    void everyInstanceSeesWhoLeads() {
+        for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {
+            String role = "who:" + mode;
+            try (StandaloneLocks a = instance("who-" + mode + "-a", mode);
+                    StandaloneLocks b = instance("who-" + mode + "-b", mode)) {
+                LeaderElection onA = a.locks.election(role);
+                LeaderElection onB = b.locks.election(role);
+                assertThat(onB.leader()).as("nobody leads yet").isEmpty();
+                onA.join();
+                LockApp.await("a to lead", Duration.ofSeconds(10), onA::isLeader);
+                long term = onA.term().orElseThrow();
+                assertThat(onA.leader()).hasValueSatisfying(leader -> {
+                    assertThat(leader.name()).isEqualTo(role);
+                    assertThat(leader.holder()).contains("who-" + mode + "-a");
+                    assertThat(leader.fencingToken()).isEqualTo(term);
+                });
+                // b never joined, and sees a lead: by identity and term on LEASE, by connection on NAMED
+                assertThat(onB.leader()).hasValueSatisfying(leader -> assertThat(leader.holder())
+                        .contains(mode == Mode.LEASE ? "who-LEASE-a" : "server connection"));
+                if (mode == Mode.LEASE) {
+                    assertThat(onB.leader().orElseThrow().fencingToken()).isEqualTo(term);
+                }
+                onA.close();
+                LockApp.await("the role to be free", Duration.ofSeconds(10), () -> onB.leader().isEmpty());
+            }
+        }
+    }
+
+    @Test
     void namedHandsOverWithoutTwoLeaders() throws Exception {
         handsOverWithoutTwoLeaders(Mode.NAMED);
     }

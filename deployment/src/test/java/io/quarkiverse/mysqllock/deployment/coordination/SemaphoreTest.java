@@ -42,6 +42,37 @@ class SemaphoreTest {
     LockManager locks;
 
     @Test
+    void severalPermitsAreTakenAllOrNone() throws Exception {
+        for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {
+            try (StandaloneLocks a = instance("sem-n-" + mode + "-a", mode);
+                    StandaloneLocks b = instance("sem-n-" + mode + "-b", mode)) {
+                String name = "sem-n:" + mode;
+                DistributedSemaphore onA = a.locks.semaphore(name, 4);
+                DistributedSemaphore onB = b.locks.semaphore(name, 4);
+                LockHandle three = onA.acquire(3, Duration.ZERO);
+                assertThat(three.parts()).hasSize(3);
+                assertThat(three.parts()).extracting(LockHandle::fencingToken).allMatch(token -> token > 0);
+                assertThat(onB.availablePermits()).isEqualTo(1);
+                assertThat(onB.tryAcquire(2, Duration.ofMillis(300))).as("only one permit is free").isEmpty();
+                assertThat(onB.availablePermits()).as("the refused caller kept none").isEqualTo(1);
+                try (LockHandle one = onB.acquire(1, Duration.ZERO)) {
+                    assertThat(one.isValid()).isTrue();
+                }
+                // a caller waiting for two gets them once the three are given back
+                CompletableFuture<LockHandle> two = Background.supply(() -> onB.acquire(2, Duration.ofSeconds(20)));
+                three.release();
+                try (LockHandle both = two.get(30, TimeUnit.SECONDS)) {
+                    assertThat(both.parts()).hasSize(2);
+                    assertThat(onA.availablePermits()).isEqualTo(2);
+                }
+                assertThatThrownBy(() -> onA.acquire(5, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("has 4 permits");
+                assertThatThrownBy(() -> onA.acquire(0, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+            }
+        }
+    }
+
+    @Test
     void namedAdmitsAtMostItsPermits() throws Exception {
         admitsAtMostItsPermits(Mode.NAMED);
     }

@@ -47,6 +47,8 @@ class LockedBuildErrorsTest {
             "the semaphore 'exports' is given different numbers of permits",
             "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work",
             "Bad#twoHandles() has more than one LockHandle parameter",
+            "Bad#unknownDataSource(): datasource = \"nowhere\" is not a MySQL or MariaDB datasource of the application",
+            "Bad#suspending() is a Kotlin suspend function: the interceptor sees it return at its first suspension",
             "Bad#configuredName(): lock name template \"job:${job.name}\" holds a config expression",
             "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
             "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
@@ -114,6 +116,16 @@ class LockedBuildErrorsTest {
 
         @Locked("job:${job.name}")
         public void configuredName() {
+        }
+
+        /** What kotlinc makes of {@code @Locked("suspending") suspend fun suspending()}. */
+        @Locked("suspending")
+        public Object suspending(kotlin.coroutines.Continuation<? super kotlin.Unit> continuation) {
+            return kotlin.Unit.INSTANCE;
+        }
+
+        @Locked(value = "nowhere", datasource = "nowhere")
+        public void unknownDataSource() {
         }
 
         @Locked("two")

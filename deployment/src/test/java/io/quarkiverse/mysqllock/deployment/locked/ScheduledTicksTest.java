@@ -102,6 +102,29 @@ class ScheduledTicksTest {
         assertThat(job.runs()).containsExactly("failing@40000", "failing-uni@40000", "failing@41000");
     }
 
+    /**
+     * An {@code every} trigger fires at different times on each instance (each counts from its own start): its ticks
+     * are the intervals of the epoch they fall in, so the job runs once per interval across the fleet.
+     */
+    @Test
+    void anEveryJobRunsOncePerInterval() {
+        long interval = 60 * 60_000; // every = "1h"
+        long start = 1000 * interval;
+        job.hourly(at(start + 10_000)); // instance A, ten seconds into the hour
+        job.hourly(at(start + 50 * 60_000)); // instance B, fifty minutes into the same hour
+        job.hourly(at(start + interval + 5_000)); // the next hour
+        job.hourly(at(start + 30 * 60_000)); // a late trigger of the first hour
+        assertThat(job.runs()).containsExactly("hourly@" + (start + 10_000), "hourly@" + (start + interval + 5_000));
+        assertThat(ServerState.queryLong("SELECT fence FROM mysql_lock WHERE name = 'tick@tick:hourly'"))
+                .isEqualTo(start + interval);
+        job.configured(at(start + 1_000));
+        job.configured(at(start + 20 * 60_000));
+        job.configured(at(start + 31 * 60_000));
+        // every = "${tick.every:30m}": the default's half hours
+        assertThat(job.runs()).containsSubsequence("configured@" + (start + 1_000), "configured@" + (start + 31 * 60_000))
+                .doesNotContain("configured@" + (start + 20 * 60_000));
+    }
+
     @Test
     void withoutTheParameterEveryCallRuns() {
         job.untracked();
@@ -164,6 +187,19 @@ class ScheduledTicksTest {
         @Locked(value = "tick:untracked", onBusy = OnBusy.SKIP)
         public void untracked() {
             runs.add("untracked");
+        }
+
+        /** Never fires during the test (the test calls it with ticks of its own). */
+        @Scheduled(every = "1h", delayed = "1h")
+        @Locked(value = "tick:hourly", onBusy = OnBusy.SKIP)
+        void hourly(ScheduledExecution execution) {
+            runs.add("hourly@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Scheduled(every = "${tick.every:30m}", delayed = "1h")
+        @Locked(value = "tick:configured", onBusy = OnBusy.SKIP)
+        void configured(ScheduledExecution execution) {
+            runs.add("configured@" + execution.getScheduledFireTime().toEpochMilli());
         }
 
         /** Never fires during the test; only its build-time warning matters. */

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,7 @@ import io.quarkiverse.mysqllock.LeadershipGranted;
 import io.quarkiverse.mysqllock.LeadershipRevoked;
 import io.quarkiverse.mysqllock.LeadershipRevoked.Reason;
 import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockOptions;
@@ -116,6 +118,12 @@ public final class Election implements LeaderElection {
     @Override
     public boolean isLeader() {
         return leads(currentTerm());
+    }
+
+    @Override
+    public Optional<LockInfo> leader() {
+        return locks.inspect(lockName)
+                .map(holder -> new LockInfo(role, holder.holder(), holder.since(), holder.fencingToken(), holder.mode()));
     }
 
     @Override

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
@@ -83,6 +84,78 @@ public final class PermitSemaphore implements DistributedSemaphore {
                 return watched;
             }
             pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
+        }
+    }
+
+    @Override
+    public LockHandle acquire(int count, Duration wait) {
+        long start = System.nanoTime();
+        return tryAcquire(count, wait).orElseThrow(() -> busy(name, start, count + " of the " + permits()
+                + " permits of semaphore '" + name + "' were never free at once"));
+    }
+
+    @Override
+    public Optional<LockHandle> tryAcquire(int count, Duration wait) {
+        int permits = permitNames.size();
+        if (count < 1 || count > permits) {
+            throw new IllegalArgumentException("Semaphore '" + name + "' has " + permits + " permits: ask for 1 to "
+                    + permits + ", not " + count);
+        }
+        if (count == 1) {
+            return tryAcquire(wait);
+        }
+        long start = System.nanoTime();
+        long deadline = Waits.deadline("semaphore " + name, wait);
+        long pause = FIRST_PAUSE_NANOS;
+        while (true) {
+            // one attempt at each permit from a random one; all or none: never keep some while waiting for the others
+            List<LockHandle> taken = new ArrayList<>(count);
+            int first = ThreadLocalRandom.current().nextInt(permits);
+            try {
+                for (int i = 0; i < permits && taken.size() < count; i++) {
+                    locks.tryAcquire(permitNames.get((first + i) % permits), ONE_ATTEMPT).ifPresent(taken::add);
+                }
+            } catch (RuntimeException e) {
+                CompositeHandle.releaseInReverse(taken);
+                throw e;
+            }
+            if (taken.size() == count) {
+                return Optional.of(new Permits(name, taken));
+            }
+            CompositeHandle.releaseInReverse(taken);
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                return Optional.empty();
+            }
+            Waits.pause(name, start, Math.min(left, pause));
+            pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
+        }
+    }
+
+    /** Several permits of one semaphore, held as one. */
+    private static final class Permits extends CompositeHandle {
+        private final String name;
+
+        Permits(String name, List<LockHandle> permits) {
+            super(permits);
+            this.name = name;
+        }
+
+        @Override
+        public String name() {
+            return name;
+        }
+
+        /** @throws UnsupportedOperationException always: each permit has a fencing token of its own */
+        @Override
+        public long fencingToken() {
+            throw new UnsupportedOperationException("This handle holds " + holds().size() + " permits of semaphore '"
+                    + name + "', each with a fencing token of its own: ask each of parts() for its token");
+        }
+
+        @Override
+        public List<LockHandle> parts() {
+            return List.copyOf(holds());
         }
     }
 

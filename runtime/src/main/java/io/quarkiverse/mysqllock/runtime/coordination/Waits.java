@@ -1,6 +1,9 @@
 package io.quarkiverse.mysqllock.runtime.coordination;
 
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 
 /** Deadlines of the primitives' waits. */
 final class Waits {
@@ -17,6 +20,18 @@ final class Waits {
             throw new IllegalArgumentException("The wait for " + what + " must be zero or positive, not " + wait);
         }
         return System.nanoTime() + (wait.compareTo(MAX_WAIT) > 0 ? MAX_WAIT : wait).toNanos();
+    }
+
+    /**
+     * Pauses a polling wait for {@code nanos}; an interrupt ends the wait of {@code what} (the flag is kept) with a
+     * {@code LockNotAcquiredException}, as the engines end theirs.
+     */
+    static void pause(String what, long startNanos, long nanos) {
+        LockSupport.parkNanos(nanos);
+        if (Thread.currentThread().isInterrupted()) {
+            throw new LockNotAcquiredException(what, Duration.ofNanos(System.nanoTime() - startNanos),
+                    LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Interrupted while waiting for " + what, null);
+        }
     }
 
     /** What is left of a wait ending at {@code deadline}, zero if nothing. */

@@ -1,12 +1,16 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Event;
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -26,6 +30,8 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics.MethodOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;
+import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
+import io.quarkus.agroal.DataSource;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 
@@ -47,6 +53,14 @@ public class LockedInterceptor {
 
     @Inject
     MySqlLockManager locks;
+
+    /** Every datasource's manager, for the methods of {@code @Locked(datasource = ...)}. */
+    @Inject
+    @Any
+    Instance<MySqlLockManager> managers;
+
+    /** The managers of named datasources, looked up once each. */
+    private final Map<String, MySqlLockManager> byDataSource = new ConcurrentHashMap<>();
 
     @Inject
     Event<LockSkipped> skips;
@@ -73,8 +87,8 @@ public class LockedInterceptor {
         try {
             handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
                     : method.tickParameter < 0
-                            ? locks.acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
-                            : locks.acquireTick(name, method.waitFor(), method.atMostFor(),
+                            ? manager(method).acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
+                            : manager(method).acquireTick(name, method.waitFor(), method.atMostFor(),
                                     method.onBusy == OnBusy.FAIL, method.tick(context.getParameters()));
         } catch (RuntimeException e) {
             ended(method, MethodOutcome.NOT_ACQUIRED, start);
@@ -107,9 +121,16 @@ public class LockedInterceptor {
         return result;
     }
 
+    /** The manager that takes the method's lock: its datasource's, or the lock datasource's. */
+    private MySqlLockManager manager(LockedMethod method) {
+        return method.dataSource == null ? locks
+                : byDataSource.computeIfAbsent(method.dataSource,
+                        name -> managers.select(new DataSource.DataSourceLiteral(name)).get());
+    }
+
     /** The method's view of its lock, given to its {@code LockHandle} parameter if it has one. */
     private MethodLock given(InvocationContext context, LockedMethod method, LockHandle handle) {
-        MethodLock view = new MethodLock(handle, locks, method.description);
+        MethodLock view = new MethodLock(handle, manager(method), method.description);
         if (method.handleParameter >= 0) {
             Object[] arguments = context.getParameters();
             arguments[method.handleParameter] = view;
@@ -140,8 +161,8 @@ public class LockedInterceptor {
     }
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
-        return new LockedUni(() -> acquireAsync(context, method, name),
-                handle -> (Uni<?>) proceedAsync(context, method, handle), new LockedUni.Outcomes() {
+        return new UniUnderLock(() -> acquireAsync(context, method, name),
+                handle -> (Uni<?>) proceedAsync(context, method, handle), new UniUnderLock.Outcomes() {
                     @Override
                     public boolean skips(Throwable failure) {
                         return LockedInterceptor.skips(method, failure);
@@ -225,12 +246,12 @@ public class LockedInterceptor {
         boolean skip = method.onBusy == OnBusy.SKIP;
         Duration wait = method.waitFor();
         Optional<LockHandle> handle = switch (method.mode) {
-            case READ -> skip ? locks.readWriteLock(name).tryAcquireRead(wait)
-                    : Optional.of(locks.readWriteLock(name).acquireRead(wait));
-            case WRITE -> skip ? locks.readWriteLock(name).tryAcquireWrite(wait)
-                    : Optional.of(locks.readWriteLock(name).acquireWrite(wait));
-            case PERMIT -> skip ? locks.semaphore(name, method.permits).tryAcquire(wait)
-                    : Optional.of(locks.semaphore(name, method.permits).acquire(wait));
+            case READ -> skip ? manager(method).readWriteLock(name).tryAcquireRead(wait)
+                    : Optional.of(manager(method).readWriteLock(name).acquireRead(wait));
+            case WRITE -> skip ? manager(method).readWriteLock(name).tryAcquireWrite(wait)
+                    : Optional.of(manager(method).readWriteLock(name).acquireWrite(wait));
+            case PERMIT -> skip ? manager(method).semaphore(name, method.permits).tryAcquire(wait)
+                    : Optional.of(manager(method).semaphore(name, method.permits).acquire(wait));
             case EXCLUSIVE -> throw new IllegalStateException(method.description + " takes an exclusive lock");
         };
         return handle.orElse(null);
@@ -238,8 +259,9 @@ public class LockedInterceptor {
 
     /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
     private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
-        return method.tickParameter < 0 ? locks.acquireAsync(name, method.waitFor(), method.atMostFor())
-                : locks.acquireTickAsync(name, method.waitFor(), method.atMostFor(), method.tick(context.getParameters()));
+        return method.tickParameter < 0 ? manager(method).acquireAsync(name, method.waitFor(), method.atMostFor())
+                : manager(method).acquireTickAsync(name, method.waitFor(), method.atMostFor(),
+                        method.tick(context.getParameters()));
     }
 
     private static boolean skips(LockedMethod method, Throwable failure) {
@@ -249,7 +271,7 @@ public class LockedInterceptor {
 
     /** Counts the call in {@code mysql.lock.method}, tagged with the method, never the resolved lock name. */
     private void ended(LockedMethod method, MethodOutcome outcome, long start) {
-        locks.metrics().method(method.key, outcome, System.nanoTime() - start);
+        manager(method).metrics().method(method.key, outcome, System.nanoTime() - start);
     }
 
     private void skipped(LockedMethod method, String name, long start) {
@@ -273,7 +295,7 @@ public class LockedInterceptor {
      */
     private LockLostException release(LockHandle handle, LockedMethod method, long start) {
         return handle instanceof ControlledHandle controlled
-                ? locks.heldAtLeast(controlled, start, method.options.atLeastFor()).releaseReportingLoss()
+                ? manager(method).heldAtLeast(controlled, start, method.options.atLeastFor()).releaseReportingLoss()
                 : HandleReleases.releaseReportingLoss(handle);
     }
 

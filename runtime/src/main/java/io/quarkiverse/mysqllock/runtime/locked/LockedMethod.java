@@ -20,6 +20,11 @@ public final class LockedMethod {
      * asks with; set at start when a duration holds a config expression.
      */
     volatile LockOptions options;
+    /**
+     * An {@code every} job's interval in milliseconds: its ticks are counted per interval of the epoch, the same on every
+     * instance whenever each one's trigger fires; 0 for a cron job, whose fire times are the same everywhere.
+     */
+    private volatile long tickSlotMillis;
     final OnBusy onBusy;
     final Locked.Mode mode;
     /** {@link Locked.Mode#PERMIT}: the semaphore's permits. */
@@ -35,18 +40,25 @@ public final class LockedMethod {
     final int tickParameter;
     /** The index of the {@code LockHandle} parameter the interceptor gives the method's lock to; -1 for none. */
     final int handleParameter;
+    /** The datasource whose manager takes the lock; null for the lock datasource's. */
+    final String dataSource;
 
     /** The members as written: a duration, or a {@code ${...}} config expression resolved at start. */
-    public record Durations(String waitFor, String atLeastFor, String atMostFor, boolean interruptOnLoss) {
+    /**
+     * @param every the {@code every} of the method's {@code @Scheduled} when it claims ticks, else empty: its ticks are
+     *        counted per interval
+     */
+    public record Durations(String waitFor, String atLeastFor, String atMostFor, boolean interruptOnLoss, String every) {
         boolean expressions() {
             return LockedOptions.isExpression(waitFor) || LockedOptions.isExpression(atLeastFor)
-                    || LockedOptions.isExpression(atMostFor);
+                    || LockedOptions.isExpression(atMostFor) || LockedOptions.isScheduledExpression(every);
         }
     }
 
     public LockedMethod(String fixedName, LockNameResolver resolver, Durations durations, OnBusy onBusy,
             Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter,
-            int handleParameter) {
+            int handleParameter, String dataSource) {
+        this.dataSource = dataSource;
         this.tickParameter = tickParameter;
         this.handleParameter = handleParameter;
         this.key = key;
@@ -59,12 +71,15 @@ public final class LockedMethod {
         this.kind = kind;
         this.description = description;
         // checked by the build already, unless they hold expressions
-        this.options = durations.expressions() ? null : options(property -> Optional.empty());
+        if (!durations.expressions()) {
+            resolveNow(property -> Optional.empty());
+        }
     }
 
-    private LockOptions options(Function<String, Optional<String>> config) {
-        return LockedOptions.options(description, durations.waitFor(), durations.atLeastFor(), durations.atMostFor(),
+    private void resolveNow(Function<String, Optional<String>> config) {
+        options = LockedOptions.options(description, durations.waitFor(), durations.atLeastFor(), durations.atMostFor(),
                 durations.interruptOnLoss(), config);
+        tickSlotMillis = LockedOptions.everyMillis(durations.every(), config);
     }
 
     /**
@@ -74,7 +89,7 @@ public final class LockedMethod {
      */
     void resolve(Function<String, Optional<String>> config) {
         if (durations.expressions()) {
-            options = options(config);
+            resolveNow(config);
         }
     }
 
@@ -87,9 +102,14 @@ public final class LockedMethod {
         return options.atMostFor();
     }
 
-    /** The scheduled fire time of this run in epoch milliseconds; only when {@code tickParameter >= 0}. */
+    /**
+     * The tick of this run, in epoch milliseconds: its scheduled fire time, or for an {@code every} job the start of the
+     * interval it falls in; only when {@code tickParameter >= 0}.
+     */
     long tick(Object[] arguments) {
-        return ScheduledTicks.tick(arguments[tickParameter]);
+        long fireTime = ScheduledTicks.tick(arguments[tickParameter]);
+        long slot = tickSlotMillis;
+        return slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime;
     }
 
     String lockName(Object[] arguments) {

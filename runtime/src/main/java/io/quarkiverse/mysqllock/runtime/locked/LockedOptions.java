@@ -58,6 +58,33 @@ public final class LockedOptions {
         return duration;
     }
 
+    /** Whether a {@code @Scheduled} member reads config: {@code ${property}}, or the scheduler's {@code {property}}. */
+    static boolean isScheduledExpression(String text) {
+        String trimmed = text.trim();
+        return isExpression(trimmed) || trimmed.startsWith("{") && trimmed.endsWith("}");
+    }
+
+    /**
+     * The interval of a {@code @Scheduled(every = ...)} in milliseconds, as the scheduler reads it; 0 when empty,
+     * {@code off} or {@code disabled}, or not a duration (the scheduler then refuses it itself).
+     */
+    static long everyMillis(String every, Function<String, Optional<String>> config) {
+        String text = every.trim();
+        if (text.startsWith("{") && text.endsWith("}")) {
+            text = "$" + text; // the scheduler's older syntax
+        }
+        try {
+            String resolved = isExpression(text) ? resolve("every", text, config).trim() : text;
+            if (resolved.isEmpty() || resolved.equalsIgnoreCase("off") || resolved.equalsIgnoreCase("disabled")) {
+                return 0;
+            }
+            Duration interval = DurationConverter.parseDuration(resolved);
+            return interval == null || interval.isNegative() ? 0 : interval.toMillis();
+        } catch (RuntimeException e) {
+            return 0;
+        }
+    }
+
     /** The options a method's members ask for, as a programmatic caller's {@link LockOptions} would. */
     public static LockOptions options(String description, String waitFor, String atLeastFor, String atMostFor,
             boolean interruptOnLoss, Function<String, Optional<String>> config) {

@@ -36,11 +36,12 @@ public class LockedRecorder {
     public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
             RuntimeValue<LockNameResolver> resolver, String waitFor, OnBusy onBusy, String atLeastFor, String atMostFor,
             Locked.Mode mode, int permits, ReturnKind kind, String description, int tickParameter,
-            boolean interruptOnLoss, int handleParameter) {
-        LockedMethod.Durations durations = new LockedMethod.Durations(waitFor, atLeastFor, atMostFor, interruptOnLoss);
+            boolean interruptOnLoss, int handleParameter, String every, String dataSource) {
+        LockedMethod.Durations durations = new LockedMethod.Durations(waitFor, atLeastFor, atMostFor, interruptOnLoss,
+                every);
         table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), durations,
                 onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter,
-                handleParameter));
+                handleParameter, dataSource));
     }
 
     /**

@@ -1,20 +1,19 @@
-package io.quarkiverse.mysqllock.runtime.locked;
+package io.quarkiverse.mysqllock.runtime.engine;
 
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockLostException;
-import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.operators.AbstractUni;
 import io.smallrye.mutiny.subscription.UniSubscriber;
 import io.smallrye.mutiny.subscription.UniSubscription;
 
 /**
- * The {@code Uni} of a {@code @Locked} method that returns one: at subscription the lock is acquired, then the method
- * runs and its {@code Uni} is subscribed, and the lock is released before its outcome goes on. A cancellation releases
+ * A {@code Uni} run under a lock (a {@code @Locked} method's, {@code LockManager.withLockAsync}'s): at subscription the
+ * lock is acquired, then the method runs and its {@code Uni} is subscribed, and the lock is released before its outcome goes
+ * on. A cancellation releases
  * the lock whenever it comes: while the lock is awaited (the acquisition gives back a late grant), while the method
  * builds its {@code Uni} (once the method returned: the lock still covers it while it runs), or while that runs (its
  * {@code Uni} cancelled first, then the lock released).
@@ -23,28 +22,32 @@ import io.smallrye.mutiny.subscription.UniSubscription;
  * an item went down, so a chain of them between the acquisition and the method lost the lock of a cancellation that
  * came in between (the lock stayed held for good).
  */
-final class LockedUni extends AbstractUni<Object> {
+public final class UniUnderLock extends AbstractUni<Object> {
 
     /** Runs the method under the lock it was granted; it may throw anything. */
     @FunctionalInterface
-    interface Method {
+    public interface Method {
         Uni<?> run(ControlledHandle handle) throws Throwable;
     }
 
     /** What becomes of an acquisition or a method's outcome. */
-    interface Outcomes {
+    public interface Outcomes {
         /** Whether a failed acquisition means "skip the method" (a busy lock and {@code onBusy = SKIP}). */
-        boolean skips(Throwable failure);
+        default boolean skips(Throwable failure) {
+            return false;
+        }
 
         /**
          * The method was skipped (a busy lock, or a tick that already ran): told once, never throws.
          *
          * @param startNanos when the subscription began
          */
-        void skipped(long startNanos);
+        default void skipped(long startNanos) {
+        }
 
         /** The call ended so, {@code startNanos} being when the subscription began: for the metrics; never throws. */
-        void ended(LockMetrics.MethodOutcome outcome, long startNanos);
+        default void ended(LockMetrics.MethodOutcome outcome, long startNanos) {
+        }
 
         /**
          * Releases the hold, answering the loss of the lock while it was held, if any.
@@ -64,7 +67,7 @@ final class LockedUni extends AbstractUni<Object> {
     private final Method method;
     private final Outcomes outcomes;
 
-    LockedUni(Supplier<Uni<ControlledHandle>> acquisition, Method method, Outcomes outcomes) {
+    public UniUnderLock(Supplier<Uni<ControlledHandle>> acquisition, Method method, Outcomes outcomes) {
         this.acquisition = acquisition;
         this.method = method;
         this.outcomes = outcomes;
