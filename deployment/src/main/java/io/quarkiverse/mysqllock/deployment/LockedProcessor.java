@@ -30,6 +30,7 @@ import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 import io.quarkus.deployment.builditem.GeneratedClassBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
+import io.quarkus.deployment.builditem.ServiceStartBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
 import io.quarkus.runtime.RuntimeValue;
 
@@ -58,9 +59,10 @@ class LockedProcessor {
     @BuildStep
     void validate(CombinedIndexBuildItem combinedIndex, List<LockedMethodBuildItem> lockedMethods,
             LockDataSourceBuildItem lockDataSource, List<JdbcDataSourceBuildItem> dataSources,
-            LaunchModeBuildItem launchMode, BuildProducer<CheckedLockedMethodBuildItem> checkedMethods) {
-        Set<String> managed = LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources,
-                MySqlLockProcessor.inMemory(launchMode));
+            BuildProducer<CheckedLockedMethodBuildItem> checkedMethods) {
+        // in-memory mode (tests, dev) has one manager, which serves every datasource's methods: the names are checked
+        // against what production has
+        Set<String> managed = LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, false);
         List<LockedMethodBuildItem> found = byKey(lockedMethods, LockedMethodBuildItem::key);
         List<String> errors = new ArrayList<>();
         List<LockedMethodBuildItem> interceptable = new ArrayList<>();
@@ -142,8 +144,9 @@ class LockedProcessor {
     @BuildStep
     @Record(ExecutionTime.STATIC_INIT)
     SyntheticBeanBuildItem recordTable(List<CheckedLockedMethodBuildItem> checkedMethods, LockedRecorder recorder,
-            RecorderContext recorderContext, LockDataSourceBuildItem lockDataSource,
+            RecorderContext recorderContext, LockDataSourceBuildItem lockDataSource, LaunchModeBuildItem launchMode,
             BuildProducer<LockedTableBuildItem> recorded) {
+        boolean inMemory = MySqlLockProcessor.inMemory(launchMode);
         RuntimeValue<Map<String, LockedMethod>> table = recorder.newTable();
         boolean expressions = false;
         for (CheckedLockedMethodBuildItem method : byKey(checkedMethods, item -> item.key)) {
@@ -156,7 +159,7 @@ class LockedProcessor {
             recorder.add(table, method.key, method.fixedName, resolver, method.wait, method.onBusy,
                     method.atLeastFor, method.atMostFor, method.mode, method.permits, method.kind,
                     method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter, method.every,
-                    method.dataSource.isEmpty() || method.dataSource.equals(lockDataSource.name()) ? null
+                    inMemory || method.dataSource.isEmpty() || method.dataSource.equals(lockDataSource.name()) ? null
                             : method.dataSource);
         }
         recorded.produce(new LockedTableBuildItem(table, expressions));
@@ -170,10 +173,12 @@ class LockedProcessor {
     /** The {@code ${...}} expressions of the methods' durations, resolved from the configuration at start. */
     @BuildStep
     @Record(ExecutionTime.RUNTIME_INIT)
-    void resolveExpressions(LockedTableBuildItem recorded, LockedRecorder recorder) {
+    ServiceStartBuildItem resolveExpressions(LockedTableBuildItem recorded, LockedRecorder recorder) {
         if (recorded.expressions) {
             recorder.resolveExpressions(recorded.table);
         }
+        // before the application starts: a @Startup bean or a first scheduled tick may call a @Locked method
+        return new ServiceStartBuildItem("mysql-lock-durations");
     }
 
     private static <T> List<T> byKey(List<T> items, Function<T, String> key) {

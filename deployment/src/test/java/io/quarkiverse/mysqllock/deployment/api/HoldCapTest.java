@@ -40,6 +40,8 @@ class HoldCapTest {
                 CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
                 hung.onLost(lost::add);
                 LockHandle next = b.locks.acquire("cap:hung", LockOptions.waitingUpTo(Duration.ofSeconds(20)));
+                // invalid for its old holder before anyone else could be granted it
+                assertThat(hung.isValid()).as(mode.name()).isFalse();
                 assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as(mode.name())
                         .isGreaterThanOrEqualTo(900);
                 assertThat(next.fencingToken()).isGreaterThan(fence);

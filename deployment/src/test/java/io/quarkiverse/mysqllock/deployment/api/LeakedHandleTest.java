@@ -22,7 +22,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class LeakedHandleTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app()
+    static final QuarkusUnitTest app = LockApp.app(Events.class)
             .setLogRecordPredicate(record -> record.getLoggerName().endsWith("HoldLeaks"))
             .assertLogRecords(records -> {
                 for (String name : new String[] { "leak:named", "leak:lease" }) {
@@ -58,6 +58,16 @@ class LeakedHandleTest {
                 System.gc();
             }
             assertThat(again.isValid()).isTrue();
+        }
+    }
+
+    /** Lock events on: their listener of each hold must not keep a dropped handle reachable. */
+    @jakarta.enterprise.context.ApplicationScoped
+    public static class Events {
+        final java.util.List<io.quarkiverse.mysqllock.LockEvent> seen = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+        void observe(@jakarta.enterprise.event.Observes io.quarkiverse.mysqllock.LockEvent event) {
+            seen.add(event);
         }
     }
 

@@ -66,11 +66,11 @@ class WithLockAsyncTest {
     void aCancellationWhileTheActionRunsReleasesTheLock() {
         CompletableFuture<Void> started = new CompletableFuture<>();
         AtomicReference<Boolean> cancelled = new AtomicReference<>(false);
-        Cancellable subscription = locks.withLockAsync("async:cancel", Duration.ZERO, () -> {
-            started.complete(null);
-            return Uni.createFrom().<String> nothing().onCancellation().invoke(() -> cancelled.set(true));
-        }).subscribe().with(item -> {
-        });
+        // started once the action's Uni is subscribed: a cancellation from then on must reach it
+        Cancellable subscription = locks.withLockAsync("async:cancel", Duration.ZERO, () -> Uni.createFrom().<String> nothing()
+                .onSubscription().invoke(() -> started.complete(null))
+                .onCancellation().invoke(() -> cancelled.set(true))).subscribe().with(item -> {
+                });
         started.orTimeout(20, TimeUnit.SECONDS).join();
         assertThat(held("async:cancel")).isEqualTo("held");
         subscription.cancel();

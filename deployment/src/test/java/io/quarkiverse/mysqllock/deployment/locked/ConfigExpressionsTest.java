@@ -30,7 +30,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class ConfigExpressionsTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app(Jobs.class)
+    static final QuarkusUnitTest app = LockApp.app(Jobs.class, AtStart.class)
             .overrideRuntimeConfigKey("jobs.cap", "1s")
             .overrideRuntimeConfigKey("jobs.kept", "PT0.8S");
 
@@ -39,6 +39,12 @@ class ConfigExpressionsTest {
 
     @Inject
     LockManager locks;
+
+    @Test
+    void theExpressionsAreResolvedBeforeTheApplicationStarts() {
+        // a StartupEvent observer called a @Locked method with an expression: resolved by then
+        assertThat(AtStart.ran).isTrue();
+    }
 
     @Test
     void aCapFromConfigEndsTheLock() throws Exception {
@@ -81,7 +87,21 @@ class ConfigExpressionsTest {
     }
 
     @ApplicationScoped
+    public static class AtStart {
+        static volatile boolean ran;
+
+        void onStart(@jakarta.enterprise.event.Observes io.quarkus.runtime.StartupEvent event, Jobs jobs) {
+            jobs.atStart();
+            ran = true;
+        }
+    }
+
+    @ApplicationScoped
     public static class Jobs {
+        @Locked(value = "cfg:at-start", waitFor = "${jobs.start-wait:1s}")
+        public void atStart() {
+        }
+
         @Locked(value = "cfg:capped", atMostFor = "${jobs.cap}")
         public void capped(CountDownLatch entered, CountDownLatch leave) {
             entered.countDown();

@@ -34,6 +34,8 @@ public abstract class HeldLock {
     public volatile boolean released;
     /** The end of the lock at its {@code atMostFor} cap, if it has one ({@link HoldCaps}); guarded by this. */
     ScheduledFuture<?> cap;
+    /** Counts the caps set, so that an end whose cap was replaced does not run; guarded by this. */
+    int capGeneration;
 
     protected HeldLock(String name, String serverName, Instant since) {
         this.name = name;
@@ -75,6 +77,7 @@ public abstract class HeldLock {
 
     /** The lock no longer ends at its cap: released, or given another. */
     public synchronized void cancelCap() {
+        capGeneration++;
         if (cap != null) {
             cap.cancel(false);
             cap = null;

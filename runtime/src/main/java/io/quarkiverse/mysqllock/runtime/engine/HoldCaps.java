@@ -35,16 +35,26 @@ public final class HoldCaps<L extends HeldLock> implements AutoCloseable {
         synchronized (lock) {
             lock.cancelCap();
             if (lock.isHeld()) {
-                lock.cap = timer.schedule(() -> endLater(lock), nanos, TimeUnit.NANOSECONDS);
+                int generation = ++lock.capGeneration;
+                lock.cap = timer.schedule(() -> endLater(lock, generation), nanos, TimeUnit.NANOSECONDS);
             }
         }
     }
 
-    private void endLater(L lock) {
+    /** Ends the lock, unless an extension gave it another cap since this one was set (its timer had already fired). */
+    private void endLater(L lock, int generation) {
+        Runnable ending = () -> {
+            synchronized (lock) {
+                if (lock.capGeneration != generation) {
+                    return;
+                }
+            }
+            end.accept(lock);
+        };
         try {
-            work.execute(() -> end.accept(lock));
+            work.execute(ending);
         } catch (RejectedExecutionException e) {
-            end.accept(lock); // shutting down: ended here rather than never
+            ending.run(); // shutting down: ended here rather than never
         }
     }
 

@@ -28,13 +28,17 @@ public final class LossInterrupt {
     }
 
     private synchronized void lost(LockLostException loss) {
-        if (armed) {
+        if (armed && !worker.isInterrupted()) {
+            // only an interrupt this caused is cleared later: one already pending (another's, a nested hold's) is kept
             interrupted = true;
             worker.interrupt();
         }
     }
 
-    /** No interrupt after this; the one this caused is cleared if the worker itself disarms. */
+    /**
+     * No interrupt after this; the one this caused is cleared if the worker itself disarms (should the work have taken
+     * it and been interrupted again by someone else meanwhile, that interrupt is cleared with it).
+     */
     public synchronized void disarm() {
         armed = false;
         if (interrupted && Thread.currentThread() == worker) {

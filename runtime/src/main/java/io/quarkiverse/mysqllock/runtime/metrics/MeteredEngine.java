@@ -91,7 +91,7 @@ public final class MeteredEngine implements LockEngine {
             events.fire(acquired);
         }
         MeteredHandle metered = new MeteredHandle(handle, metrics, mode, endedAs(acquired, span));
-        handle.onLost(metered::lost);
+        handle.onLost(metered.lossListener());
         return metered;
     }
 

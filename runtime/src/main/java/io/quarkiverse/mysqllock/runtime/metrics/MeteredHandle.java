@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockEvent;
 import io.quarkiverse.mysqllock.LockLostException;
@@ -20,28 +21,43 @@ final class MeteredHandle extends ForwardingHandle {
 
     private final LockMetrics metrics;
     private final LockMode engine;
-    /** Null when nobody observes lock events. */
-    private final Ended ended;
-    private final long since = System.nanoTime();
+    private final End end;
     private final AtomicBoolean released = new AtomicBoolean();
-    /** Whether the end was told: a loss, or the release. */
-    private final AtomicBoolean told = new AtomicBoolean();
 
     MeteredHandle(ControlledHandle handle, LockMetrics metrics, LockMode engine, Ended ended) {
         super(handle);
         this.metrics = metrics;
         this.engine = engine;
-        this.ended = ended;
+        this.end = new End(ended);
     }
 
-    /** The hold was lost (its onLost listener). */
-    void lost(LockLostException loss) {
-        tell(LockEvent.Kind.LOST, loss);
+    /**
+     * The listener that tells a loss of the hold. It refers to nothing of the handle, so that a handle its holder drops
+     * can still be garbage-collected (and released by the leak detection) while the engine keeps its listeners.
+     */
+    Consumer<LockLostException> lossListener() {
+        return end::lost;
     }
 
-    private void tell(LockEvent.Kind kind, LockLostException loss) {
-        if (ended != null && told.compareAndSet(false, true)) {
-            ended.ended(kind, System.nanoTime() - since, loss);
+    /** How the hold ends, told once: a loss, or the release. */
+    private static final class End {
+        /** Null when nobody observes lock events. */
+        private final Ended ended;
+        private final long since = System.nanoTime();
+        private final AtomicBoolean told = new AtomicBoolean();
+
+        End(Ended ended) {
+            this.ended = ended;
+        }
+
+        void lost(LockLostException loss) {
+            tell(LockEvent.Kind.LOST, loss);
+        }
+
+        void tell(LockEvent.Kind kind, LockLostException loss) {
+            if (ended != null && told.compareAndSet(false, true)) {
+                ended.ended(kind, System.nanoTime() - since, loss);
+            }
         }
     }
 
@@ -53,8 +69,8 @@ final class MeteredHandle extends ForwardingHandle {
     /** The hold ended: its length, and its end event (LOST when a loss was found, by the release itself too). */
     private void heldUntilNow(LockLostException loss) {
         if (released.compareAndSet(false, true)) {
-            metrics.held(engine, System.nanoTime() - since);
-            tell(loss == null ? LockEvent.Kind.RELEASED : LockEvent.Kind.LOST, loss);
+            metrics.held(engine, System.nanoTime() - end.since);
+            end.tell(loss == null ? LockEvent.Kind.RELEASED : LockEvent.Kind.LOST, loss);
         }
     }
 

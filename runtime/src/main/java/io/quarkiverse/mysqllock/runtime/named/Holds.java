@@ -143,21 +143,30 @@ final class Holds {
     }
 
     /**
-     * The lock reached its {@code atMostFor} cap while held: released on the server first, then its holders are told
-     * ({@code LEASE_EXPIRED}, as a capped lease ends), so that a holder told of it finds the name free. Its holds'
-     * later releases find it released. Nothing happens to a lock released or lost meanwhile.
+     * The lock reached its {@code atMostFor} cap while held. Its holders are told first ({@code LEASE_EXPIRED}, as a
+     * capped lease ends), without the session's mutex, which a {@code GET_LOCK} wait of the holder's thread may keep:
+     * from then on the lock is invalid for them, before the server can grant it to anyone else. Then it is released on
+     * the server, once the mutex is free; its holds' later releases find it released. Nothing happens to a lock
+     * released or lost meanwhile: whatever ended it freed it on the server.
      */
     void endAtCap(NamedLock lock) {
+        if (lock.released || lock.lost != null) {
+            return;
+        }
+        notifier.lose(lock, LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock,
+                "its holder's process releases it (a NAMED lock has no lease; the cap ends it here)"), null);
+        LockLostException lost = lock.lost;
+        if (lost == null || lost.reason() != LockLostException.Reason.LEASE_EXPIRED) {
+            return; // released or lost another way meanwhile, and freed by it
+        }
         PinnedSession session = lock.session;
         session.mutex.lock();
         try {
-            if (lock.released || lock.lost != null || session.held.get(lock.serverName) != lock) {
+            if (lock.released || session.retired || session.held.get(lock.serverName) != lock) {
                 return;
             }
             session.lastUsed = System.nanoTime();
-            releaseLocked(lock); // a loss it finds (the session failed meanwhile) is reported as such
-            notifier.loseAtRelease(lock, LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock,
-                    "its holder's process released it (a NAMED lock has no lease; the cap ends it here)"), null);
+            releaseLocked(lock);
         } finally {
             session.mutex.unlock();
         }
@@ -172,6 +181,7 @@ final class Holds {
     private void releaseLocked(NamedLock lock) {
         PinnedSession session = lock.session;
         lock.released = true;
+        lock.cancelCap(); // again: an extend() may have capped it anew since its last hold's release cancelled it
         session.held.remove(lock.serverName);
         names.remove(lock.serverName, lock);
         if (session.retired) {
