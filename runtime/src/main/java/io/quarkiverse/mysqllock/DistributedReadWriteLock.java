@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock;
 import java.time.Duration;
 import java.util.Optional;
 
+import io.smallrye.mutiny.Uni;
+
 /**
  * Many readers or one writer of one name, across every instance ({@link LockManager#readWriteLock}); writers are not
  * starved by a stream of readers.
@@ -51,4 +53,14 @@ public interface DistributedReadWriteLock {
 
     /** As {@link #acquireWrite(Duration)}: empty if it could not be had when the wait ends. */
     Optional<LockHandle> tryAcquireWrite(Duration wait);
+
+    /**
+     * {@link #acquireRead(Duration)} without blocking the calling thread, as
+     * {@link LockManager#acquireAsync(String, Duration)}: taken on a worker thread at subscription, delivered on the
+     * subscriber's Vert.x context, given back if the subscription is cancelled.
+     */
+    Uni<LockHandle> acquireReadAsync(Duration wait);
+
+    /** {@link #acquireWrite(Duration)} without blocking the calling thread, as {@link #acquireReadAsync(Duration)}. */
+    Uni<LockHandle> acquireWriteAsync(Duration wait);
 }

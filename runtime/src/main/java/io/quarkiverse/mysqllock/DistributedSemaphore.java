@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock;
 import java.time.Duration;
 import java.util.Optional;
 
+import io.smallrye.mutiny.Uni;
+
 /**
  * At most {@link #permits()} holders at once, across every instance, of one name ({@link LockManager#semaphore}).
  * <p>
@@ -53,6 +55,16 @@ public interface DistributedSemaphore {
 
     /** As {@link #acquire(int, Duration)}: empty if {@code count} permits were never free at once within the wait. */
     Optional<LockHandle> tryAcquire(int count, Duration wait);
+
+    /**
+     * {@link #acquire(Duration)} without blocking the calling thread, as {@link LockManager#acquireAsync(String, Duration)}:
+     * the permit is taken on a worker thread at subscription and delivered on the subscriber's Vert.x context; a
+     * cancellation gives back a permit granted later, one whose delivery it overtook, or one delivered already.
+     */
+    Uni<LockHandle> acquireAsync(Duration wait);
+
+    /** {@link #acquire(int, Duration)} without blocking the calling thread, as {@link #acquireAsync(Duration)}. */
+    Uni<LockHandle> acquireAsync(int count, Duration wait);
 
     /** How many permits nobody holds now, in any instance: a snapshot, one statement per permit. */
     int availablePermits();

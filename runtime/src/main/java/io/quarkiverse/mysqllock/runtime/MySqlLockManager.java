@@ -75,7 +75,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private volatile boolean instantLeaderHandOver;
     private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
             HandleReleases::releaseReportingLoss, HandleReleases::confirm,
-            new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin));
+            new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin), this::primitiveAsync);
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -339,6 +339,13 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public Uni<LockHandle> acquireAsync(String name, Duration wait) {
         // a producer of ControlledHandle is a producer of LockHandle
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) acquireAsync(name, wait, Duration.ZERO);
+    }
+
+    /** A coordination primitive's blocking acquisition, run as {@link #acquireAsync(String, Duration)} runs its own. */
+    @SuppressWarnings("unchecked")
+    private Uni<LockHandle> primitiveAsync(Supplier<LockHandle> acquisition) {
+        return (Uni<LockHandle>) (Uni<? extends LockHandle>) new AsyncAcquisition<>(
+                () -> AsyncHandle.of(acquisition.get()), worker);
     }
 
     @Override

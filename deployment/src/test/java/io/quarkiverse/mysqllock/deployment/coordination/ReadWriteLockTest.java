@@ -37,6 +37,25 @@ class ReadWriteLockTest {
     LockManager locks;
 
     @Test
+    void theLocksCanBeTakenWithoutBlocking() {
+        Duration deadline = Duration.ofSeconds(20);
+        DistributedReadWriteLock catalog = locks.readWriteLock("rw:async");
+        LockHandle first = catalog.acquireReadAsync(Duration.ZERO).await().atMost(deadline);
+        LockHandle second = catalog.acquireReadAsync(Duration.ZERO).await().atMost(deadline);
+        assertThat(first.isValid()).isTrue();
+        assertThat(second.isValid()).isTrue();
+        assertThatThrownBy(() -> catalog.acquireWriteAsync(Duration.ofMillis(200)).await().atMost(deadline))
+                .isInstanceOf(LockNotAcquiredException.class);
+        first.release();
+        second.release();
+        try (LockHandle writer = catalog.acquireWriteAsync(Duration.ZERO).await().atMost(deadline)) {
+            assertThat(writer.isValid()).isTrue();
+        }
+        assertThatThrownBy(() -> catalog.acquireReadAsync(Duration.ofSeconds(-1)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void namedReadersShareAndWritersExclude() {
         readersShareAndWritersExclude(Mode.NAMED);
     }

@@ -42,6 +42,29 @@ class SemaphoreTest {
     LockManager locks;
 
     @Test
+    void permitsCanBeTakenWithoutBlockingAndACancelledWaitKeepsNone() throws Exception {
+        Duration deadline = Duration.ofSeconds(20);
+        DistributedSemaphore exports = locks.semaphore("sem:async", 2);
+        LockHandle one = exports.acquireAsync(Duration.ZERO).await().atMost(deadline);
+        LockHandle other = exports.acquireAsync(1, Duration.ZERO).await().atMost(deadline);
+        assertThatThrownBy(() -> exports.acquireAsync(Duration.ofMillis(200)).await().atMost(deadline))
+                .isInstanceOf(LockNotAcquiredException.class);
+        // a waiting subscription cancelled before a permit is free: the permit freed later is not kept for it
+        CompletableFuture<LockHandle> never = new CompletableFuture<>();
+        var waiting = exports.acquireAsync(Duration.ofSeconds(30)).subscribe().with(never::complete,
+                never::completeExceptionally);
+        waiting.cancel();
+        one.release();
+        other.release();
+        LockApp.await("both permits to be free", deadline, () -> exports.availablePermits() == 2);
+        try (LockHandle both = exports.acquireAsync(2, Duration.ofSeconds(10)).await().atMost(deadline)) {
+            assertThat(both.parts()).hasSize(2);
+        }
+        assertThat(never).isNotDone();
+        assertThatThrownBy(() -> exports.acquireAsync(3, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
     void severalPermitsAreTakenAllOrNone() throws Exception {
         for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {
             try (StandaloneLocks a = instance("sem-n-" + mode + "-a", mode);

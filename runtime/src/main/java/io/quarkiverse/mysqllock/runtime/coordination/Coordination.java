@@ -5,6 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiPredicate;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
@@ -12,6 +13,7 @@ import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
+import io.smallrye.mutiny.Uni;
 
 /**
  * The primitives of one lock manager: semaphores and read-write locks made on demand, and its elections, one per role,
@@ -24,6 +26,7 @@ public final class Coordination implements AutoCloseable {
     private final Function<LockHandle, LockLostException> release;
     private final BiPredicate<LockHandle, Long> stillHeld;
     private final TermConfirmation confirmation;
+    private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -33,10 +36,12 @@ public final class Coordination implements AutoCloseable {
      * @param stillHeld whether a handle of {@code locks} is valid and was found held on the server after a moment
      *        ({@link System#nanoTime()}), asking the server if need be
      * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
+     * @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
             Function<LockHandle, LockLostException> release, BiPredicate<LockHandle, Long> stillHeld,
-            TermConfirmation confirmation) {
+            TermConfirmation confirmation, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this.async = async;
         this.locks = locks;
         this.stillHeld = stillHeld;
         this.confirmation = confirmation;
@@ -45,11 +50,11 @@ public final class Coordination implements AutoCloseable {
     }
 
     public DistributedSemaphore semaphore(String name, int permits) {
-        return new PermitSemaphore(locks, name, permits);
+        return new PermitSemaphore(locks, name, permits, async);
     }
 
     public DistributedReadWriteLock readWriteLock(String name) {
-        return new GatedReadWriteLock(locks, name, stillHeld);
+        return new GatedReadWriteLock(locks, name, stillHeld, async);
     }
 
     /** The election of a role, the same object for the same role. */

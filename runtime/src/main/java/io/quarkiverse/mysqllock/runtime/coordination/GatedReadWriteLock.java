@@ -3,12 +3,15 @@ package io.quarkiverse.mysqllock.runtime.coordination;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.BiPredicate;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.smallrye.mutiny.Uni;
 
 /**
  * A read-write lock from exclusive locks: a gate that readers pass and a writer keeps, and a semaphore of read
@@ -25,12 +28,17 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     private final BiPredicate<LockHandle, Long> stillHeld;
 
     /** The name must have been checked by the caller; the count is checked here. */
-    public GatedReadWriteLock(LockManager locks, String name, BiPredicate<LockHandle, Long> stillHeld) {
+    private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
+
+    /** @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants */
+    public GatedReadWriteLock(LockManager locks, String name, BiPredicate<LockHandle, Long> stillHeld,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this.async = async;
         this.locks = locks;
         this.stillHeld = stillHeld;
         this.name = name;
         this.gate = name + "#rw-gate";
-        this.readers = new PermitSemaphore(locks, name + "#rw-read", MAX_READERS);
+        this.readers = new PermitSemaphore(locks, name + "#rw-read", MAX_READERS, async);
     }
 
     @Override
@@ -58,6 +66,18 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     /** The gate, within {@code wait}: empty while a writer keeps it (or waits for the readers inside). */
     private Optional<LockHandle> takeGate(Duration wait) {
         return locks.tryAcquire(gate, LockOptions.waitingUpTo(wait).withoutNesting());
+    }
+
+    @Override
+    public Uni<LockHandle> acquireReadAsync(Duration wait) {
+        Waits.deadline("the read lock of " + name, wait);
+        return async.apply(() -> acquireRead(wait));
+    }
+
+    @Override
+    public Uni<LockHandle> acquireWriteAsync(Duration wait) {
+        Waits.deadline("the write lock of " + name, wait);
+        return async.apply(() -> acquireWrite(wait));
     }
 
     @Override

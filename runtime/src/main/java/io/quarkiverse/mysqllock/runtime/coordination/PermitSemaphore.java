@@ -5,6 +5,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
 import io.quarkiverse.mysqllock.DistributedSemaphore;
@@ -12,6 +14,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockOptions;
+import io.smallrye.mutiny.Uni;
 
 /**
  * A semaphore as {@code permits} locks of the public API, one per permit, none of them nested onto by the thread that
@@ -27,9 +30,16 @@ public final class PermitSemaphore implements DistributedSemaphore {
     private final LockManager locks;
     private final String name;
     private final List<String> permitNames;
+    private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
 
-    /** The name must have been checked by the caller; the count is checked here. */
-    public PermitSemaphore(LockManager locks, String name, int permits) {
+    /**
+     * The name must have been checked by the caller; the count is checked here.
+     *
+     * @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants
+     */
+    public PermitSemaphore(LockManager locks, String name, int permits,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this.async = async;
         if (permits < 1 || permits > MAX_PERMITS) {
             throw new IllegalArgumentException("Semaphore '" + name + "' needs between 1 and " + MAX_PERMITS
                     + " permits, not " + permits);
@@ -88,6 +98,26 @@ public final class PermitSemaphore implements DistributedSemaphore {
     }
 
     @Override
+    public Uni<LockHandle> acquireAsync(Duration wait) {
+        Waits.deadline("semaphore " + name, wait); // a bad wait is refused now
+        return async.apply(() -> acquire(wait));
+    }
+
+    @Override
+    public Uni<LockHandle> acquireAsync(int count, Duration wait) {
+        checkCount(count);
+        Waits.deadline("semaphore " + name, wait);
+        return async.apply(() -> acquire(count, wait));
+    }
+
+    private void checkCount(int count) {
+        if (count < 1 || count > permitNames.size()) {
+            throw new IllegalArgumentException("Semaphore '" + name + "' has " + permitNames.size()
+                    + " permits: ask for 1 to " + permitNames.size() + ", not " + count);
+        }
+    }
+
+    @Override
     public LockHandle acquire(int count, Duration wait) {
         long start = System.nanoTime();
         return tryAcquire(count, wait).orElseThrow(() -> busy(name, start, count + " of the " + permits()
@@ -96,11 +126,8 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public Optional<LockHandle> tryAcquire(int count, Duration wait) {
+        checkCount(count);
         int permits = permitNames.size();
-        if (count < 1 || count > permits) {
-            throw new IllegalArgumentException("Semaphore '" + name + "' has " + permits + " permits: ask for 1 to "
-                    + permits + ", not " + count);
-        }
         if (count == 1) {
             return tryAcquire(wait);
         }
@@ -115,7 +142,7 @@ public final class PermitSemaphore implements DistributedSemaphore {
                 for (int i = 0; i < permits && taken.size() < count; i++) {
                     locks.tryAcquire(permitNames.get((first + i) % permits), ONE_ATTEMPT).ifPresent(taken::add);
                 }
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 CompositeHandle.releaseInReverse(taken);
                 throw e;
             }
@@ -127,7 +154,9 @@ public final class PermitSemaphore implements DistributedSemaphore {
             if (left <= 0) {
                 return Optional.empty();
             }
-            Waits.pause(name, start, Math.min(left, pause));
+            // jittered, so that callers competing for several permits do not retry in step for ever
+            long jittered = pause / 2 + ThreadLocalRandom.current().nextLong(pause / 2 + 1);
+            Waits.pause(name, start, Math.min(left, jittered));
             pause = Math.min(pause * 2, MAX_PAUSE_NANOS);
         }
     }
