@@ -1,24 +1,21 @@
 package io.quarkiverse.mysqllock.runtime;
 
-import java.time.Duration;
 import java.util.List;
-import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
 
 /**
  * A handle of a coordination primitive (a permit, several permits, a read or write lock) as {@link AsyncAcquisition}
  * delivers it: what it needs of a {@link ControlledHandle} (a release, an abandonment after a cancellation) on top of
  * the handle, to which everything else goes.
  */
-final class AsyncHandle implements ControlledHandle {
-
-    private final LockHandle handle;
+final class AsyncHandle extends DelegatingHandle<LockHandle> implements ControlledHandle {
 
     private AsyncHandle(LockHandle handle) {
-        this.handle = handle;
+        super(handle);
     }
 
     static ControlledHandle of(LockHandle handle) {
@@ -26,44 +23,8 @@ final class AsyncHandle implements ControlledHandle {
     }
 
     @Override
-    public String name() {
-        return handle.name();
-    }
-
-    @Override
-    public long fencingToken() {
-        return handle.fencingToken();
-    }
-
-    @Override
     public List<LockHandle> parts() {
         return handle.parts();
-    }
-
-    @Override
-    public boolean extend(Duration atMostFor) {
-        return handle.extend(atMostFor);
-    }
-
-    @Override
-    public boolean isValid() {
-        return handle.isValid();
-    }
-
-    @Override
-    public LockHandle onLost(Consumer<LockLostException> listener) {
-        handle.onLost(listener);
-        return this;
-    }
-
-    @Override
-    public void release() {
-        handle.release();
-    }
-
-    @Override
-    public void close() {
-        release();
     }
 
     @Override
@@ -85,10 +46,5 @@ final class AsyncHandle implements ControlledHandle {
     @Override
     public void abandon(String why) {
         handle.release();
-    }
-
-    @Override
-    public String toString() {
-        return handle.toString();
     }
 }

@@ -1,13 +1,11 @@
 package io.quarkiverse.mysqllock.runtime;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.function.Consumer;
 
 import io.quarkiverse.mysqllock.LockHandle;
-import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
 
 /**
  * The lock of a {@code @Locked} method as the method sees it: through its {@code LockHandle} parameter, or
@@ -15,18 +13,17 @@ import io.quarkiverse.mysqllock.LockManager;
  * interceptor releases it when the method ends (after its {@code atLeastFor}, reporting a loss), so the method's own
  * {@code release()} or {@code close()} is refused rather than cutting that short.
  */
-public final class MethodLock implements LockHandle {
+public final class MethodLock extends DelegatingHandle<LockHandle> {
 
     /** The innermost {@code @Locked} method's lock on this thread, and the manager that took it. */
     private static final ThreadLocal<MethodLock> CURRENT = new ThreadLocal<>();
 
-    private final LockHandle handle;
     private final LockManager manager;
     private final String method;
 
     /** @param handle the lock the interceptor took for the method: an exclusive lock, a permit, a read or write lock */
     public MethodLock(LockHandle handle, LockManager manager, String method) {
-        this.handle = handle;
+        super(handle);
         this.manager = manager;
         this.method = method;
     }
@@ -53,34 +50,8 @@ public final class MethodLock implements LockHandle {
     }
 
     @Override
-    public String name() {
-        return handle.name();
-    }
-
-    @Override
-    public long fencingToken() {
-        return handle.fencingToken();
-    }
-
-    @Override
     public List<LockHandle> parts() {
         return handle.parts();
-    }
-
-    @Override
-    public boolean extend(Duration atMostFor) {
-        return handle.extend(atMostFor);
-    }
-
-    @Override
-    public boolean isValid() {
-        return handle.isValid();
-    }
-
-    @Override
-    public LockHandle onLost(Consumer<LockLostException> listener) {
-        handle.onLost(listener);
-        return this;
     }
 
     @Override
@@ -88,15 +59,5 @@ public final class MethodLock implements LockHandle {
         throw new IllegalStateException("Lock '" + name() + "' of " + method + " is released by the interceptor when"
                 + " the method ends: do not release it from the method (call LockManager.acquire for a lock of your"
                 + " own to release)");
-    }
-
-    @Override
-    public void close() {
-        release();
-    }
-
-    @Override
-    public String toString() {
-        return handle.toString();
     }
 }

@@ -79,11 +79,7 @@ class LeakedHandleTest {
     private static void awaitFreed(LockManager manager, String name) {
         LockApp.await("the forgotten hold of '" + name + "' to be released", Duration.ofSeconds(60), () -> {
             System.gc();
-            try {
-                return LockApp.otherThreadAcquires(manager, name);
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
+            return LockApp.freeFor(manager, name);
         });
     }
 }

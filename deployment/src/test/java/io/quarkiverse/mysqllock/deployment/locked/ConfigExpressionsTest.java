@@ -52,13 +52,7 @@ class ConfigExpressionsTest {
         CountDownLatch leave = new CountDownLatch(1);
         CompletableFuture<Void> run = Background.run(() -> jobs.capped(entered, leave));
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
-        LockApp.await("the configured cap to end the lock", Duration.ofSeconds(15), () -> {
-            try {
-                return LockApp.otherThreadAcquires(locks, "cfg:capped");
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        LockApp.await("the configured cap to end the lock", Duration.ofSeconds(15), () -> LockApp.freeFor(locks, "cfg:capped"));
         leave.countDown();
         assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class);
     }
@@ -77,13 +71,7 @@ class ConfigExpressionsTest {
     void aMinimumFromConfigKeepsTheLock() throws Exception {
         jobs.kept();
         assertThat(LockApp.otherThreadAcquires(locks, "cfg:kept")).isFalse();
-        LockApp.await("the configured minimum to pass", Duration.ofSeconds(10), () -> {
-            try {
-                return LockApp.otherThreadAcquires(locks, "cfg:kept");
-            } catch (Exception e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        LockApp.await("the configured minimum to pass", Duration.ofSeconds(10), () -> LockApp.freeFor(locks, "cfg:kept"));
     }
 
     @ApplicationScoped

@@ -45,7 +45,7 @@ class LockedCapTest {
         CompletableFuture<Void> run = Background.run(() -> jobs.capped(entered, leave));
         assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(LockApp.otherThreadAcquires(locks, "job:capped")).isFalse();
-        LockApp.await("the cap to end the lock", Duration.ofSeconds(15), () -> otherThreadAcquires("job:capped"));
+        LockApp.await("the cap to end the lock", Duration.ofSeconds(15), () -> LockApp.freeFor(locks, "job:capped"));
         assertThat(run).isNotDone(); // not interrupted: the method runs on until it returns
         leave.countDown();
         assertThatThrownBy(() -> run.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockLostException.class)
@@ -101,14 +101,6 @@ class LockedCapTest {
     void onlyABlockingCallerHasAThreadToInterrupt() {
         assertThatThrownBy(() -> locks.acquireAsync("job:async", LockOptions.defaults().interruptingOnLoss()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("interruptingOnLoss");
-    }
-
-    private boolean otherThreadAcquires(String name) {
-        try {
-            return LockApp.otherThreadAcquires(locks, name);
-        } catch (Exception e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     @ApplicationScoped

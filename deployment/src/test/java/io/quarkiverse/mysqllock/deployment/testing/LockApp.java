@@ -33,6 +33,15 @@ public final class LockApp {
         return handle.isPresent();
     }
 
+    /** {@link #otherThreadAcquires}, for conditions: a failure to ask is thrown unchecked. */
+    public static boolean freeFor(io.quarkiverse.mysqllock.LockManager locks, String name) {
+        try {
+            return otherThreadAcquires(locks, name);
+        } catch (Exception e) {
+            throw new IllegalStateException("Could not ask whether lock '" + name + "' is free", e);
+        }
+    }
+
     /** Polls until the condition holds, failing after the deadline. */
     public static void await(String what, Duration deadline, java.util.function.BooleanSupplier condition) {
         io.quarkiverse.mysqllock.test.Await.until(what, deadline, condition);
