@@ -18,7 +18,6 @@ import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethods;
-import io.quarkiverse.mysqllock.runtime.locked.LockedOptions;
 import io.quarkiverse.mysqllock.runtime.locked.LockedRecorder;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
@@ -150,8 +149,8 @@ class LockedProcessor {
         RuntimeValue<Map<String, LockedMethod>> table = recorder.newTable();
         boolean expressions = false;
         for (CheckedLockedMethodBuildItem method : byKey(checkedMethods, item -> item.key)) {
-            expressions |= LockedOptions.isExpression(method.wait) || LockedOptions.isExpression(method.atLeastFor)
-                    || LockedOptions.isExpression(method.atMostFor) || method.every.contains("{");
+            expressions |= new LockedMethod.Durations(method.wait, method.atLeastFor, method.atMostFor, false,
+                    method.every).expressions();
             RuntimeValue<LockNameResolver> resolver = null;
             if (method.resolverClassName != null) {
                 resolver = recorderContext.newInstance(method.resolverClassName);

@@ -36,7 +36,12 @@ public interface LockMetrics {
         /** it did not run: its lock was busy ({@code onBusy = SKIP}), or its scheduled tick had run elsewhere */
         SKIPPED,
         /** it did not run: its lock could not be had ({@code onBusy = FAIL}: busy, time-out, database error) */
-        NOT_ACQUIRED
+        NOT_ACQUIRED;
+
+        /** How a call that ran ended: a loss while it ran first, then whether it threw. */
+        public static MethodOutcome ran(LockLostException lost, Throwable failure) {
+            return lost != null ? LOST : failure != null ? FAILED : RAN;
+        }
     }
 
     /**

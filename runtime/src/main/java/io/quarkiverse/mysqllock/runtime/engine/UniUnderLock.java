@@ -220,8 +220,7 @@ public final class UniUnderLock extends AbstractUni<Object> {
                 }
                 return;
             }
-            outcomes.ended(lost != null ? LockMetrics.MethodOutcome.LOST
-                    : failure != null ? LockMetrics.MethodOutcome.FAILED : LockMetrics.MethodOutcome.RAN, startNanos);
+            outcomes.ended(LockMetrics.MethodOutcome.ran(lost, failure), startNanos);
             if (failure != null) {
                 downstream.onFailure(outcomes.withLoss(failure, lost));
             } else if (lost != null) {

@@ -106,7 +106,7 @@ public class LockedInterceptor {
         } catch (Throwable failure) {
             leave(previous, interrupt);
             LockLostException lost = release(handle, method, start);
-            ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.FAILED, start);
+            ended(method, MethodOutcome.ran(lost, failure), start);
             if (lost != null) {
                 failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
             }
@@ -114,7 +114,7 @@ public class LockedInterceptor {
         }
         leave(previous, interrupt);
         LockLostException lost = release(handle, method, start);
-        ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.RAN, start);
+        ended(method, MethodOutcome.ran(lost, null), start);
         if (lost != null) {
             throw ControlledHandle.lostDuring(method.description, lost);
         }
@@ -210,14 +210,13 @@ public class LockedInterceptor {
             } catch (Throwable e) {
                 // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
                 LockLostException lost = release(handle, method, start);
-                ended(method, lost != null ? MethodOutcome.LOST : MethodOutcome.FAILED, start);
+                ended(method, MethodOutcome.ran(lost, e), start);
                 outcome.completeExceptionally(withLoss(e, lost, method));
                 return;
             }
             stage.whenComplete((value, failure) -> {
                 LockLostException lost = release(handle, method, start);
-                ended(method, lost != null ? MethodOutcome.LOST
-                        : failure != null ? MethodOutcome.FAILED : MethodOutcome.RAN, start);
+                ended(method, MethodOutcome.ran(lost, failure), start);
                 if (failure != null) {
                     outcome.completeExceptionally(withLoss(failure, lost, method));
                 } else if (lost != null) {

@@ -49,7 +49,8 @@ public final class LockedMethod {
      *        counted per interval
      */
     public record Durations(String waitFor, String atLeastFor, String atMostFor, boolean interruptOnLoss, String every) {
-        boolean expressions() {
+        /** Whether a member reads config: then the options are made at start, once the config can be read. */
+        public boolean expressions() {
             return LockedOptions.isExpression(waitFor) || LockedOptions.isExpression(atLeastFor)
                     || LockedOptions.isExpression(atMostFor) || LockedOptions.isScheduledExpression(every);
         }
