@@ -90,7 +90,10 @@ class NoLeakTest {
         assertThat(manager.held()).isEmpty();
         LockApp.await("the idle shared connections to go back to the pool", Duration.ofSeconds(5),
                 () -> ((NamedLockEngine) manager.engine()).pinnedConnections() == 0);
-        // only the connection kept for the engine's housekeeping (its membership of the fleet) stays lent
+        // Only the connection kept for the engine's housekeeping (its membership of the fleet) stays lent. A session is
+        // unpinned before its settings are restored and it is given back (a round trip): wait for the pool to see it.
+        LockApp.await("every connection but the housekeeping one to be back in the pool", Duration.ofSeconds(10),
+                () -> dataSource.getMetrics().activeCount() == 1);
         assertThat(dataSource.getMetrics().activeCount()).isOne();
     }
 }
