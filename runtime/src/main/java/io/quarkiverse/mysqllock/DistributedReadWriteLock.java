@@ -10,10 +10,11 @@ import io.smallrye.mutiny.Uni;
  * starved by a stream of readers.
  * <p>
  * Built from exclusive locks, since {@code GET_LOCK} has no shared mode: a gate {@code <name>#rw-gate} and
- * {@link #MAX_READERS} read permits {@code <name>#rw-read#permit-<i>}. A reader passes the gate (holds it only while it
- * takes a read permit) and keeps its permit; a writer takes the gate and keeps it, then every read permit, waiting for
- * the readers inside to leave. Once a writer holds the gate no new reader enters, so readers cannot starve it. Cost: a
- * read is three lock statements and a release one; a write is {@code MAX_READERS + 1} locks taken and released.
+ * {@link #maxReaders()} read permits {@code <name>#rw-read#permit-<i>} ({@value #DEFAULT_MAX_READERS} unless raised).
+ * A reader passes the gate (holds it only while it takes a read permit) and keeps its permit; a writer takes the gate
+ * and keeps it, then every read permit, waiting for the readers inside to leave. Once a writer holds the gate no new
+ * reader enters, so readers cannot starve it. Cost: a read is three lock statements, a read of the lock table and a
+ * release; a write is {@code maxReaders() + 1} locks taken and released.
  * <p>
  * Fencing: a writer's {@link LockHandle#fencingToken()} is the gate's, strictly increasing from one writer to the next;
  * a reader's is its read permit's (increasing per permit). A thread holding the read lock that asks for the write lock
@@ -22,12 +23,34 @@ import io.smallrye.mutiny.Uni;
  */
 public interface DistributedReadWriteLock {
 
+    /** How many readers may hold a read-write lock at once until {@link #raiseMaxReaders(int)} raises it. */
+    int DEFAULT_MAX_READERS = 16;
+
     /**
-     * How many readers may hold it at once. One number for every instance and every version of the extension: a writer
-     * takes all the read permits, so instances counting different numbers of permits would let a writer in beside a
-     * reader.
+     * The former fixed number of readers.
+     *
+     * @deprecated the number is the lock's own, {@link #maxReaders()}; it starts at {@link #DEFAULT_MAX_READERS}
      */
-    int MAX_READERS = 16;
+    @Deprecated
+    int MAX_READERS = DEFAULT_MAX_READERS;
+
+    /**
+     * How many readers may hold it at once: one number for the whole fleet, stored in the lock table (the row
+     * {@code permits@<name>#rw-read}), {@value #DEFAULT_MAX_READERS} until raised. A writer takes every read permit,
+     * so the instances must never count different numbers: each reads it at each acquisition, under the gate.
+     */
+    int maxReaders();
+
+    /**
+     * Raises the number of readers for the whole fleet, at most {@value DistributedSemaphore#MAX_PERMITS}: the next
+     * reader or writer of every instance uses it. It can never be lowered: a writer would then take fewer read permits
+     * than a reader inside may hold. Raise it only once every instance runs a version of the extension that reads the
+     * stored number (older ones count {@value #DEFAULT_MAX_READERS} readers, and their writers would take only those).
+     *
+     * @throws IllegalArgumentException if {@code readers} is lower than {@link #maxReaders()} or above
+     *         {@value DistributedSemaphore#MAX_PERMITS}
+     */
+    void raiseMaxReaders(int readers);
 
     /** The lock's name. */
     String name();

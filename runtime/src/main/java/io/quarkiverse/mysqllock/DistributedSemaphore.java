@@ -11,8 +11,12 @@ import io.smallrye.mutiny.Uni;
  * Each permit is a lock of its own, named {@code <name>#permit-<i>}: the handle of a permit is that lock's handle, with
  * its own {@linkplain LockHandle#fencingToken() fencing token} (strictly increasing from one holder of that permit to
  * the next), loss notification and release. A crashed holder's permit comes back as its lock does: NAMED, when its
- * server session ends; LEASE, when its lease ends. The permits of one name are one set for every instance: all of them
- * must use the same number of permits (an instance asking for more permits uses more locks; the largest number wins).
+ * server session ends; LEASE, when its lease ends.
+ * <p>
+ * The number of permits is the fleet's, one for every instance: the first acquisition of the name anywhere stores the
+ * number its caller asked for in the lock table (the row {@code permits@<name>}), and every acquisition on every
+ * instance reads it there. An instance asking for another number gets the stored one (and a warning in its log, once);
+ * {@link #changePermits(int)} changes it deliberately.
  * <p>
  * Waiting: one attempt at every permit, starting at a random one, then a wait on one permit (NAMED: on the server,
  * woken as soon as it is released; LEASE: the engine's polling) for a pause that grows from 20 ms to 500 ms, then
@@ -27,8 +31,18 @@ public interface DistributedSemaphore {
     /** The semaphore's name. */
     String name();
 
-    /** How many holders it admits at once. */
+    /** How many holders it admits at once: the fleet's number, read from the lock table (stored first if it is not yet). */
     int permits();
+
+    /**
+     * Stores a new number of permits for the whole fleet: every instance's next acquisition uses it. More permits are
+     * usable at once; with fewer, a permit held above the new number stays held (and valid) until it is released, so
+     * until then its holder is one more beside the new number's. Change it only once every instance runs a version of
+     * the extension that reads the stored number (older ones use the number they ask for).
+     *
+     * @throws IllegalArgumentException if {@code permits} is not between 1 and {@value #MAX_PERMITS}
+     */
+    void changePermits(int permits);
 
     /**
      * A permit, waiting up to {@code wait} ({@link Duration#ZERO}: one attempt at each permit).
@@ -63,7 +77,11 @@ public interface DistributedSemaphore {
      */
     Uni<LockHandle> acquireAsync(Duration wait);
 
-    /** {@link #acquire(int, Duration)} without blocking the calling thread, as {@link #acquireAsync(Duration)}. */
+    /**
+     * {@link #acquire(int, Duration)} without blocking the calling thread, as {@link #acquireAsync(Duration)}. A
+     * {@code count} outside 1 to {@value #MAX_PERMITS} is refused at once; one above the fleet's number fails the
+     * {@code Uni} with {@code IllegalArgumentException} (the number is read off the calling thread).
+     */
     Uni<LockHandle> acquireAsync(int count, Duration wait);
 
     /** How many permits nobody holds now, in any instance: a snapshot, one statement per permit. */

@@ -74,7 +74,9 @@ public interface LockManager {
 
     /**
      * The semaphore of this name with {@code permits} permits: at most that many holders at once, across every
-     * instance; see {@link DistributedSemaphore}. Cheap: the object holds no resource until a permit is acquired.
+     * instance; see {@link DistributedSemaphore}. Cheap: the object holds no resource until a permit is acquired. The
+     * number of permits is the fleet's: stored by the first acquisition of the name, and read by every acquisition
+     * ({@link DistributedSemaphore#changePermits(int)} changes it).
      *
      * @throws IllegalArgumentException if the name is invalid or {@code permits} is not between 1 and
      *         {@value DistributedSemaphore#MAX_PERMITS}
@@ -82,8 +84,9 @@ public interface LockManager {
     DistributedSemaphore semaphore(String name, int permits);
 
     /**
-     * The read-write lock of this name: many readers (at most {@value DistributedReadWriteLock#MAX_READERS} at once) or
-     * one writer, across every instance; see {@link DistributedReadWriteLock}.
+     * The read-write lock of this name: many readers (at most {@link DistributedReadWriteLock#maxReaders()} at once,
+     * {@value DistributedReadWriteLock#DEFAULT_MAX_READERS} unless raised) or one writer, across every instance; see
+     * {@link DistributedReadWriteLock}.
      *
      * @throws IllegalArgumentException if the name is invalid
      */

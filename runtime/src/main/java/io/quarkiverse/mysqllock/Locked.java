@@ -86,7 +86,10 @@ public @interface Locked {
     @Nonbinding
     Mode mode() default Mode.EXCLUSIVE;
 
-    /** {@link Mode#PERMIT}: how many holders at once, 1 to {@link DistributedSemaphore#MAX_PERMITS}; 0 otherwise. */
+    /**
+     * {@link Mode#PERMIT}: how many holders at once, 1 to {@link DistributedSemaphore#MAX_PERMITS}; 0 otherwise. The
+     * number the fleet stores at the semaphore's first use anywhere wins over it ({@link DistributedSemaphore}).
+     */
     @Nonbinding
     int permits() default 0;
 

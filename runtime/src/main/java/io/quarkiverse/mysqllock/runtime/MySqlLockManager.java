@@ -73,9 +73,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private volatile long leaderConfirmationNanos;
     /** NAMED elections: {@code named.instant-leader-hand-over}, which holds while every live instance has it. */
     private volatile boolean instantLeaderHandOver;
-    private final Coordination coordination = new Coordination(this, CdiEvents.electionEvents(),
-            HandleReleases::releaseReportingLoss, HandleReleases::confirm,
-            new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin), this::primitiveAsync);
+    private final Coordination coordination;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -85,6 +83,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         this.names = names;
         this.defaultWait = defaultWait;
         this.worker = worker;
+        this.coordination = new Coordination(this, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss,
+                HandleReleases::confirm, new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin),
+                this::primitiveAsync, new FleetPermitCounts(records, this::engine, names));
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */

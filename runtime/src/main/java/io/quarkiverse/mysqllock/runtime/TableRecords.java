@@ -14,7 +14,8 @@ import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
 
 /**
  * What the lock table records beside locks: cluster-wide run-once completions (the lock of the name, and a completion
- * time in its row), the last tick each scheduled job ran, and the removal of rows nobody uses any more.
+ * time in its row), the last tick each scheduled job ran, each semaphore's number of permits, and the removal of rows
+ * nobody uses any more.
  */
 final class TableRecords {
 
@@ -79,6 +80,18 @@ final class TableRecords {
     public boolean tickClaimed(String name, String tickRow, long tick) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
                 () -> table.tickClaimed(borrowed.raw(), tickRow, tick)));
+    }
+
+    /** A semaphore's number of permits for the fleet ({@link LockTable#permits}). */
+    public int permits(String name, String permitsRow, int proposed) {
+        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
+                () -> table.permits(borrowed.raw(), permitsRow, proposed)));
+    }
+
+    /** Stores a semaphore's number of permits ({@link LockTable#changePermits}): the number stored afterwards. */
+    public int changePermits(String name, String permitsRow, int permits, boolean onlyUpward) {
+        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
+                () -> table.changePermits(borrowed.raw(), permitsRow, permits, onlyUpward)));
     }
 
     /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */

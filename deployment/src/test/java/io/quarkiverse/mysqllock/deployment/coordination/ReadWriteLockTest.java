@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
+import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockManager;
@@ -83,7 +84,8 @@ class ReadWriteLockTest {
 
             LockHandle write = onB.acquireWrite(Duration.ZERO);
             assertThat(write.name()).isEqualTo(name);
-            assertThat(write.parts()).hasSize(DistributedReadWriteLock.MAX_READERS + 1).first().extracting(LockHandle::name)
+            assertThat(write.parts()).hasSize(DistributedReadWriteLock.DEFAULT_MAX_READERS + 1).first()
+                    .extracting(LockHandle::name)
                     .isEqualTo(name + "#rw-gate");
             long firstWriter = write.fencingToken();
             assertThat(onA.tryAcquireRead(Duration.ofMillis(300))).as("a writer inside").isEmpty();
@@ -163,6 +165,45 @@ class ReadWriteLockTest {
             assertThat(waits).hasSize(6);
             assertThat(violations.get()).isZero();
             System.out.printf("%s read-write: 6 writes among %d reads, writers waited %s ms%n", mode, reads.get(), waits);
+        }
+    }
+
+    /**
+     * More than 16 readers: the count is raised deliberately and stored for the fleet, so a writer on any instance
+     * takes every read permit any reader can hold; it can only go up (lowered, a writer would take fewer permits than a
+     * reader inside may hold).
+     */
+    @Test
+    void theReaderCountIsRaisedForTheWholeFleet() {
+        for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {
+            try (StandaloneLocks a = instance("rw-readers-" + mode + "-a", mode);
+                    StandaloneLocks b = instance("rw-readers-" + mode + "-b", mode)) {
+                String name = "rw-readers:" + mode;
+                DistributedReadWriteLock onA = a.locks.readWriteLock(name);
+                DistributedReadWriteLock onB = b.locks.readWriteLock(name);
+                assertThat(onA.maxReaders()).isEqualTo(DistributedReadWriteLock.DEFAULT_MAX_READERS);
+                onB.raiseMaxReaders(20);
+                assertThat(onA.maxReaders()).isEqualTo(20);
+                List<LockHandle> readers = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    readers.add(onB.acquireRead(Duration.ZERO)); // a permit each: read permits never nest
+                }
+                assertThat(onA.tryAcquireRead(Duration.ZERO)).as("a 21st reader").isEmpty();
+                for (int i = 0; i < 19; i++) {
+                    readers.remove(0).release();
+                }
+                // one reader left, on a permit above the 16 of former days, maybe: a writer on A still waits for it
+                assertThat(onA.tryAcquireWrite(Duration.ofMillis(300))).as("a writer beside a reader").isEmpty();
+                readers.remove(0).release();
+                try (LockHandle write = onA.acquireWrite(Duration.ofSeconds(10))) {
+                    assertThat(write.parts()).hasSize(21);
+                }
+                assertThatThrownBy(() -> onA.raiseMaxReaders(16)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("cannot be lowered");
+                assertThatThrownBy(() -> onA.raiseMaxReaders(DistributedSemaphore.MAX_PERMITS + 1))
+                        .isInstanceOf(IllegalArgumentException.class);
+                assertThat(onB.maxReaders()).isEqualTo(20);
+            }
         }
     }
 

@@ -61,7 +61,10 @@ class SemaphoreTest {
             assertThat(both.parts()).hasSize(2);
         }
         assertThat(never).isNotDone();
-        assertThatThrownBy(() -> exports.acquireAsync(3, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+        // more permits than the fleet's number: refused when the number is read, off the caller's thread
+        assertThatThrownBy(() -> exports.acquireAsync(3, Duration.ZERO).await().atMost(deadline))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has 2 permits");
+        assertThatThrownBy(() -> exports.acquireAsync(0, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
     }
 
     @Test
@@ -217,6 +220,47 @@ class SemaphoreTest {
             LockApp.await("the holder to be told", Duration.ofSeconds(10), () -> !lost.isEmpty());
             assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.NOT_HELD);
             back.release();
+        }
+    }
+
+    /**
+     * The permit count is the fleet's, stored in the lock table by the first instance that used the semaphore: another
+     * instance asking for more permits gets no more holders (before, it used more permits and the largest count won), and
+     * a deliberate change reaches every instance's next acquisition.
+     */
+    @Test
+    void thePermitCountIsStoredOnceForTheFleetAndChangedDeliberately() throws Exception {
+        for (Mode mode : new Mode[] { Mode.NAMED, Mode.LEASE }) {
+            try (StandaloneLocks a = instance("sem-count-" + mode + "-a", mode);
+                    StandaloneLocks b = instance("sem-count-" + mode + "-b", mode)) {
+                String name = "sem-count:" + mode;
+                DistributedSemaphore onA = a.locks.semaphore(name, 2);
+                DistributedSemaphore onB = b.locks.semaphore(name, 5);
+                LockHandle first = onA.acquire(Duration.ZERO);
+                assertThat(onB.permits()).as("the count stored by the first user").isEqualTo(2);
+                LockHandle second = onB.acquire(Duration.ZERO);
+                assertThat(onB.tryAcquire(Duration.ZERO)).as("no third holder, whatever B asked for").isEmpty();
+                assertThatThrownBy(() -> onB.acquire(3, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("has 2 permits");
+
+                onB.changePermits(3);
+                assertThat(onA.permits()).isEqualTo(3);
+                LockHandle third = onA.acquire(Duration.ZERO);
+                assertThat(onB.tryAcquire(Duration.ZERO)).isEmpty();
+                assertThat(b.locks.semaphore(name, 1).permits()).as("a new object of the name too").isEqualTo(3);
+
+                // fewer: a permit held above the new number stays held (and valid) until it is released
+                onA.changePermits(1);
+                assertThat(List.of(first, second, third)).allMatch(LockHandle::isValid);
+                third.release();
+                second.release();
+                first.release();
+                try (LockHandle only = onB.acquire(Duration.ZERO)) {
+                    assertThat(onA.tryAcquire(Duration.ZERO)).isEmpty();
+                }
+                assertThatThrownBy(() -> onA.changePermits(0)).isInstanceOf(IllegalArgumentException.class)
+                        .hasMessageContaining("between 1 and 1024 permits, not 0");
+            }
         }
     }
 

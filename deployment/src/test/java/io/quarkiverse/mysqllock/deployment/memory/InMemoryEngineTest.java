@@ -16,6 +16,7 @@ import jakarta.inject.Inject;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
+import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
@@ -147,9 +148,18 @@ class InMemoryEngineTest {
         LockHandle one = semaphore.acquire(Duration.ZERO);
         LockHandle two = semaphore.acquire(Duration.ZERO);
         assertThat(semaphore.tryAcquire(Duration.ZERO)).isEmpty();
+        assertThat(locks.semaphore("mem:sem", 3).permits()).as("the count stored first").isEqualTo(2);
+        assertThat(locks.semaphore("mem:sem", 3).tryAcquire(Duration.ZERO)).isEmpty();
+        semaphore.changePermits(3);
+        locks.semaphore("mem:sem", 1).acquire(Duration.ZERO).release();
+        semaphore.changePermits(2);
         one.release();
         two.release();
         assertThat(semaphore.availablePermits()).isEqualTo(2);
+        DistributedReadWriteLock readWrite = locks.readWriteLock("mem:rw");
+        readWrite.raiseMaxReaders(20);
+        assertThat(locks.readWriteLock("mem:rw").maxReaders()).isEqualTo(20);
+        assertThatThrownBy(() -> readWrite.raiseMaxReaders(19)).isInstanceOf(IllegalArgumentException.class);
     }
 
     /**

@@ -27,6 +27,7 @@ public final class Coordination implements AutoCloseable {
     private final BiPredicate<LockHandle, Long> stillHeld;
     private final TermConfirmation confirmation;
     private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
+    private final PermitCounts counts;
     private final Map<String, Election> elections = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
@@ -37,11 +38,13 @@ public final class Coordination implements AutoCloseable {
      *        ({@link System#nanoTime()}), asking the server if need be
      * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
      * @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants
+     * @param counts where the fleet's numbers of permits are kept
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
             Function<LockHandle, LockLostException> release, BiPredicate<LockHandle, Long> stillHeld,
-            TermConfirmation confirmation, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+            TermConfirmation confirmation, Function<Supplier<LockHandle>, Uni<LockHandle>> async, PermitCounts counts) {
         this.async = async;
+        this.counts = counts;
         this.locks = locks;
         this.stillHeld = stillHeld;
         this.confirmation = confirmation;
@@ -50,11 +53,11 @@ public final class Coordination implements AutoCloseable {
     }
 
     public DistributedSemaphore semaphore(String name, int permits) {
-        return new PermitSemaphore(locks, name, permits, async);
+        return new PermitSemaphore(locks, name, permits, counts, async);
     }
 
     public DistributedReadWriteLock readWriteLock(String name) {
-        return new GatedReadWriteLock(locks, name, stillHeld, async);
+        return new GatedReadWriteLock(locks, name, stillHeld, counts, async);
     }
 
     /** The election of a role, the same object for the same role. */

@@ -7,6 +7,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
+import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -17,6 +18,9 @@ import io.smallrye.mutiny.Uni;
  * A read-write lock from exclusive locks: a gate that readers pass and a writer keeps, and a semaphore of read
  * permits that a writer takes whole. A writer holding the gate lets no new reader in, so it waits only for the readers
  * already inside: writers are not starved.
+ * <p>
+ * The number of read permits is the fleet's ({@link PermitCounts}), and only ever goes up; readers and writers read it
+ * while they hold the gate, so a writer reads it after every reader inside did, and takes every permit they can hold.
  */
 public final class GatedReadWriteLock implements DistributedReadWriteLock {
 
@@ -32,13 +36,13 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
 
     /** @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants */
     public GatedReadWriteLock(LockManager locks, String name, BiPredicate<LockHandle, Long> stillHeld,
-            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+            PermitCounts counts, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
         this.async = async;
         this.locks = locks;
         this.stillHeld = stillHeld;
         this.name = name;
         this.gate = name + "#rw-gate";
-        this.readers = new PermitSemaphore(locks, name + "#rw-read", MAX_READERS, async);
+        this.readers = new PermitSemaphore(locks, name + "#rw-read", DEFAULT_MAX_READERS, counts, async);
     }
 
     @Override
@@ -47,10 +51,29 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     }
 
     @Override
+    public int maxReaders() {
+        return readers.permits();
+    }
+
+    @Override
+    public void raiseMaxReaders(int readers) {
+        if (readers > DistributedSemaphore.MAX_PERMITS) {
+            throw new IllegalArgumentException("Read-write lock '" + name + "' can have at most "
+                    + DistributedSemaphore.MAX_PERMITS + " readers, not " + readers);
+        }
+        int stored = this.readers.change(Math.max(readers, 1), true);
+        if (stored > readers) {
+            throw new IllegalArgumentException("The readers of read-write lock '" + name + "' cannot be lowered (from "
+                    + stored + " to " + readers + "): a writer would take fewer read permits than a reader inside may"
+                    + " hold");
+        }
+    }
+
+    @Override
     public LockHandle acquireRead(Duration wait) {
         long start = System.nanoTime();
         return tryAcquireRead(wait).orElseThrow(() -> PermitSemaphore.busy(name, start,
-                "a writer holds or waits for it, or all " + MAX_READERS + " read permits are held"));
+                "a writer holds or waits for it, or all its read permits are held"));
     }
 
     @Override

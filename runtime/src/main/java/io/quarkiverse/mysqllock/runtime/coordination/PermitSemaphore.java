@@ -19,7 +19,8 @@ import io.smallrye.mutiny.Uni;
 /**
  * A semaphore as {@code permits} locks of the public API, one per permit, none of them nested onto by the thread that
  * holds it: a round of single attempts from a random permit (so that callers spread over the permits), then a wait on
- * one permit, which is the engine's own wait (a server-side {@code GET_LOCK} wait on NAMED), for a growing pause.
+ * one permit, which is the engine's own wait (a server-side {@code GET_LOCK} wait on NAMED), for a growing pause. The
+ * number of permits is the fleet's ({@link PermitCounts}), read at each acquisition.
  */
 public final class PermitSemaphore implements DistributedSemaphore {
 
@@ -29,24 +30,32 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     private final LockManager locks;
     private final String name;
-    private final List<String> permitNames;
+    /** The number this instance's caller asked for: stored for the fleet if none is yet. */
+    private final int proposed;
+    private final PermitCounts counts;
     private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
 
     /**
      * The name must have been checked by the caller; the count is checked here.
      *
+     * @param permits the number this caller asks for, used where the fleet has none stored yet
      * @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants
      */
-    public PermitSemaphore(LockManager locks, String name, int permits,
+    public PermitSemaphore(LockManager locks, String name, int permits, PermitCounts counts,
             Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
         this.async = async;
+        checkPermits(name, permits);
+        this.locks = locks;
+        this.name = name;
+        this.proposed = permits;
+        this.counts = counts;
+    }
+
+    private static void checkPermits(String name, int permits) {
         if (permits < 1 || permits > MAX_PERMITS) {
             throw new IllegalArgumentException("Semaphore '" + name + "' needs between 1 and " + MAX_PERMITS
                     + " permits, not " + permits);
         }
-        this.locks = locks;
-        this.name = name;
-        this.permitNames = IntStream.range(0, permits).mapToObj(i -> name + "#permit-" + i).toList();
     }
 
     @Override
@@ -56,24 +65,58 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public int permits() {
-        return permitNames.size();
+        return counts.permits(name, proposed);
     }
 
-    /** The lock of each permit. */
+    /** Stores a new number for the fleet; {@code onlyUpward}: never a lower one. The number stored afterwards. */
+    int change(int permits, boolean onlyUpward) {
+        checkPermits(name, permits);
+        return counts.change(name, permits, onlyUpward);
+    }
+
+    @Override
+    public void changePermits(int permits) {
+        change(permits, false);
+    }
+
+    /**
+     * The lock of each permit, as many as the fleet's number now; for an acquisition, which fails as one does when the
+     * number cannot be read ({@code DATABASE_ERROR}; {@code POOL_EXHAUSTED} without a connection to read it with).
+     */
     List<String> permitNames() {
-        return permitNames;
+        long start = System.nanoTime();
+        try {
+            return permitNames(permits());
+        } catch (LockNotAcquiredException e) {
+            throw e;
+        } catch (RuntimeException e) {
+            throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
+                    LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Could not acquire '" + name
+                            + "': the number of permits could not be read from the lock table: " + e.getMessage(),
+                    e);
+        }
+    }
+
+    private List<String> permitNames(int permits) {
+        return IntStream.range(0, permits).mapToObj(i -> name + "#permit-" + i).toList();
     }
 
     @Override
     public LockHandle acquire(Duration wait) {
         long start = System.nanoTime();
-        return tryAcquire(wait).orElseThrow(() -> busy(name, start, "all " + permits() + " permits of semaphore '" + name
-                + "' are held"));
+        long deadline = Waits.deadline("semaphore " + name, wait);
+        List<String> permitNames = permitNames();
+        return tryAcquire(permitNames, deadline).orElseThrow(() -> busy(name, start, "all " + permitNames.size()
+                + " permits of semaphore '" + name + "' are held"));
     }
 
     @Override
     public Optional<LockHandle> tryAcquire(Duration wait) {
         long deadline = Waits.deadline("semaphore " + name, wait);
+        return tryAcquire(permitNames(), deadline);
+    }
+
+    private Optional<LockHandle> tryAcquire(List<String> permitNames, long deadline) {
         int permits = permitNames.size();
         int first = ThreadLocalRandom.current().nextInt(permits);
         long pause = FIRST_PAUSE_NANOS;
@@ -103,36 +146,38 @@ public final class PermitSemaphore implements DistributedSemaphore {
         return async.apply(() -> acquire(wait));
     }
 
+    /** A count outside 1 to {@link #MAX_PERMITS} is refused now; above the fleet's number, when it is read. */
     @Override
     public Uni<LockHandle> acquireAsync(int count, Duration wait) {
-        checkCount(count);
+        checkCount(count, MAX_PERMITS);
         Waits.deadline("semaphore " + name, wait);
         return async.apply(() -> acquire(count, wait));
     }
 
-    private void checkCount(int count) {
-        if (count < 1 || count > permitNames.size()) {
-            throw new IllegalArgumentException("Semaphore '" + name + "' has " + permitNames.size()
-                    + " permits: ask for 1 to " + permitNames.size() + ", not " + count);
+    private void checkCount(int count, int permits) {
+        if (count < 1 || count > permits) {
+            throw new IllegalArgumentException("Semaphore '" + name + "' has " + permits + " permits: ask for 1 to "
+                    + permits + ", not " + count);
         }
     }
 
     @Override
     public LockHandle acquire(int count, Duration wait) {
         long start = System.nanoTime();
-        return tryAcquire(count, wait).orElseThrow(() -> busy(name, start, count + " of the " + permits()
+        return tryAcquire(count, wait).orElseThrow(() -> busy(name, start, count
                 + " permits of semaphore '" + name + "' were never free at once"));
     }
 
     @Override
     public Optional<LockHandle> tryAcquire(int count, Duration wait) {
-        checkCount(count);
+        long deadline = Waits.deadline("semaphore " + name, wait);
+        List<String> permitNames = permitNames();
         int permits = permitNames.size();
+        checkCount(count, permits);
         if (count == 1) {
-            return tryAcquire(wait);
+            return tryAcquire(permitNames, deadline);
         }
         long start = System.nanoTime();
-        long deadline = Waits.deadline("semaphore " + name, wait);
         long pause = FIRST_PAUSE_NANOS;
         while (true) {
             // one attempt at each permit from a random one; all or none: never keep some while waiting for the others
@@ -190,7 +235,7 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public int availablePermits() {
-        return (int) permitNames.stream().filter(permit -> !locks.isLocked(permit)).count();
+        return (int) permitNames().stream().filter(permit -> !locks.isLocked(permit)).count();
     }
 
     static LockNotAcquiredException busy(String name, long start, String why) {
@@ -201,6 +246,6 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public String toString() {
-        return "DistributedSemaphore[" + name + ", " + permits() + " permits]";
+        return "DistributedSemaphore[" + name + "]";
     }
 }

@@ -86,6 +86,28 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         }
     }
 
+    /** A semaphore's number of permits, kept as the database keeps it: the fence of the row {@code permitsRow}. */
+    public int permits(String permitsRow, int proposed) {
+        Slot slot = server.computeIfAbsent(permitsRow, ignored -> new Slot());
+        synchronized (slot) {
+            if (slot.fence == 0) {
+                slot.fence = proposed;
+            }
+            return (int) slot.fence;
+        }
+    }
+
+    /** Stores a semaphore's number of permits; {@code onlyUpward}: never a lower one. The number stored afterwards. */
+    public int changePermits(String permitsRow, int permits, boolean onlyUpward) {
+        Slot slot = server.computeIfAbsent(permitsRow, ignored -> new Slot());
+        synchronized (slot) {
+            if (!onlyUpward || permits >= slot.fence) {
+                slot.fence = permits;
+            }
+            return (int) slot.fence;
+        }
+    }
+
     /** One held lock, shared by its nested holds. */
     public static final class MemLock extends HeldLock {
         final long fence;
