@@ -130,6 +130,13 @@ class MySqlLockProcessor {
         if (tracing) {
             unremovable.produce(UnremovableBeanBuildItem.beanTypes(DotName.createSimple("io.opentelemetry.api.OpenTelemetry")));
         }
+        // quarkus.mysql-lock."name".* must name a datasource that has locks (in-memory: any, as its manager serves all)
+        Set<String> named = new TreeSet<>(
+                LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, inMemory(launchMode)));
+        if (inMemory(launchMode)) {
+            dataSources.forEach(dataSource -> named.add(dataSource.getName()));
+        }
+        recorder.checkDataSourceSettings(named);
         if (inMemory(launchMode)) {
             // the lock datasource's manager only, with nothing injected: it needs no datasource; @DataSource is a
             // qualifier only where Agroal has datasources

@@ -70,8 +70,15 @@ public final class MySqlLockManagerFactory {
      */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported, LockSpans spans) {
+        return createFor(dataSource, dataSourceName, DataSourceLockConfig.of(config, dataSourceName), transactions,
+                reported, spans);
+    }
+
+    /** @param config the datasource's own configuration ({@link DataSourceLockConfig}) */
+    private static MySqlLockManager createFor(AgroalDataSource dataSource, String dataSourceName,
+            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics reported, LockSpans spans) {
         LockMetrics metrics = GuardedMetrics.of(reported);
-        config.longHoldWarning().ifPresent(threshold -> requirePositive("quarkus.mysql-lock.long-hold-warning", threshold));
+        config.longHoldWarning().ifPresent(threshold -> requirePositive(key(config, "long-hold-warning"), threshold));
         MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans);
         manager.measure(metrics);
         config.longHoldWarning().ifPresent(manager::warnOfHoldsLongerThan);
@@ -80,14 +87,14 @@ public final class MySqlLockManagerFactory {
 
     private static MySqlLockManager build(AgroalDataSource dataSource, String dataSourceName,
             MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics metrics, LockSpans spans) {
-        requirePositive("quarkus.mysql-lock.named.keepalive-interval", config.named().keepaliveInterval());
+        requirePositive(key(config, "named.keepalive-interval"), config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.named.shared-connections="
+            throw new ConfigurationException(key(config, "named.shared-connections") + "="
                     + config.named().sharedConnections() + " must be 0 (no shared connections) or more");
         }
-        requireNotNegative("quarkus.mysql-lock.default-wait", config.defaultWait());
-        requireNotNegative("quarkus.mysql-lock.connection-wait", config.connectionWait());
-        requirePositive("quarkus.mysql-lock.statement-timeout", config.statementTimeout());
+        requireNotNegative(key(config, "default-wait"), config.defaultWait());
+        requireNotNegative(key(config, "connection-wait"), config.connectionWait());
+        requirePositive(key(config, "statement-timeout"), config.statementTimeout());
         LockNames names;
         LockTable table;
         try {
@@ -100,25 +107,25 @@ public final class MySqlLockManagerFactory {
 
         Duration ttl = config.lease().ttl();
         if (ttl.compareTo(MIN_TTL) < 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.ttl=" + ttl + " must be at least " + MIN_TTL);
+            throw new ConfigurationException(key(config, "lease.ttl") + "=" + ttl + " must be at least " + MIN_TTL);
         }
         Duration renewInterval = config.lease().renewInterval().orElse(ttl.dividedBy(3));
-        requirePositive("quarkus.mysql-lock.lease.renew-interval", renewInterval);
+        requirePositive(key(config, "lease.renew-interval"), renewInterval);
         if (renewInterval.compareTo(ttl) >= 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval
-                    + " must be shorter than quarkus.mysql-lock.lease.ttl=" + ttl
+            throw new ConfigurationException(key(config, "lease.renew-interval") + "=" + renewInterval
+                    + " must be shorter than " + key(config, "lease.ttl") + "=" + ttl
                     + ", or leases expire before they are renewed");
         }
         Duration maxClockSkew = config.lease().maxClockSkew();
         if (maxClockSkew.isNegative()) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.max-clock-skew=" + maxClockSkew
+            throw new ConfigurationException(key(config, "lease.max-clock-skew") + "=" + maxClockSkew
                     + " must not be negative");
         }
         Duration holderMargin = Duration.ofNanos(LeaseEngine.lossMargin(ttl.toNanos()));
         if (renewInterval.plus(holderMargin).compareTo(ttl) >= 0) {
-            throw new ConfigurationException("quarkus.mysql-lock.lease.renew-interval=" + renewInterval.toMillis()
+            throw new ConfigurationException(key(config, "lease.renew-interval") + "=" + renewInterval.toMillis()
                     + "ms leaves no time to renew a lease: a holder counts its lease lost " + holderMargin.toMillis()
-                    + " ms before its end (a tenth of quarkus.mysql-lock.lease.ttl=" + ttl.toMillis() + "ms, at most"
+                    + " ms before its end (a tenth of " + key(config, "lease.ttl") + "=" + ttl.toMillis() + "ms, at most"
                     + " 250 ms), which comes before the next renewal. Shorten the renewal interval, or raise the ttl");
         }
         Duration membershipMargin = min(MEMBERSHIP_CLOCK_MARGIN, ttl.dividedBy(10));
@@ -134,7 +141,7 @@ public final class MySqlLockManagerFactory {
         if (config.mode() == Mode.NAMED && urlProblem.isPresent()) {
             throw new ConfigurationException("quarkus-mysql-lock cannot hold named locks on datasource '"
                     + dataSourceName + "': " + urlProblem.get() + ". Point quarkus.mysql-lock.datasource at a datasource"
-                    + " with a single-host URL of the primary server, or use quarkus.mysql-lock.mode=lease (or auto).");
+                    + " with a single-host URL of the primary server, or set " + key(config, "mode") + " to lease (or auto).");
         }
 
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
@@ -246,6 +253,10 @@ public final class MySqlLockManagerFactory {
         LOG.warnf("quarkus.mysql-lock.lease.%s is deprecated: set quarkus.mysql-lock.%s instead (both engines use it)",
                 key, key);
         return deprecated.get();
+    }
+
+    private static String key(MySqlLockRuntimeConfig config, String relative) {
+        return DataSourceLockConfig.key(config, relative);
     }
 
     private static void requirePositive(String property, Duration value) {

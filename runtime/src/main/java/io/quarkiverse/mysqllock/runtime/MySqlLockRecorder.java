@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.util.Set;
 import java.util.function.Function;
 
 import jakarta.transaction.TransactionManager;
@@ -22,6 +23,11 @@ public class MySqlLockRecorder {
 
     public MySqlLockRecorder(RuntimeValue<MySqlLockRuntimeConfig> config) {
         this.config = config;
+    }
+
+    /** Fails the start when {@code quarkus.mysql-lock."name".*} names none of these datasources. */
+    public void checkDataSourceSettings(Set<String> dataSources) {
+        DataSourceLockConfig.checkNames(config.getValue(), dataSources);
     }
 
     /**

@@ -1,15 +1,21 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
 
+import io.quarkus.runtime.annotations.ConfigDocMapKey;
 import io.quarkus.runtime.annotations.ConfigDocSection;
 import io.quarkus.runtime.annotations.ConfigPhase;
 import io.quarkus.runtime.annotations.ConfigRoot;
 import io.smallrye.config.ConfigMapping;
 import io.smallrye.config.WithDefault;
+import io.smallrye.config.WithParentName;
 
-/** Configuration read when the application starts. */
+/**
+ * Configuration read when the application starts. The settings apply to the locks of every datasource; a datasource's
+ * own, {@code quarkus.mysql-lock."datasource-name".*}, override them for that datasource's locks ({@link #datasources()}).
+ */
 @ConfigMapping(prefix = "quarkus.mysql-lock")
 @ConfigRoot(phase = ConfigPhase.RUN_TIME)
 public interface MySqlLockRuntimeConfig {
@@ -172,6 +178,117 @@ public interface MySqlLockRuntimeConfig {
          */
         @Deprecated
         Optional<Boolean> createTable();
+    }
+
+    /**
+     * Settings for the locks of one datasource ({@code @DataSource("name") LockManager}, {@code @Locked(datasource =
+     * "name")}; {@code "<default>"} for the default datasource), over the settings above, which apply to every
+     * datasource: {@code quarkus.mysql-lock."orders".mode=lease} makes the locks of datasource {@code orders} LEASE
+     * locks whatever {@code quarkus.mysql-lock.mode} says. A setting a datasource does not set is the one above. A
+     * name that is no MySQL or MariaDB datasource of the application fails the start.
+     */
+    @ConfigDocMapKey("datasource-name")
+    @ConfigDocSection
+    @WithParentName
+    Map<String, DataSourceSettings> datasources();
+
+    /** One datasource's settings: each overrides the application-wide setting of the same name. */
+    interface DataSourceSettings {
+        /**
+         * The engine of this datasource's locks: {@code auto}, {@code named} or {@code lease}. Unset:
+         * {@code quarkus.mysql-lock.mode}.
+         */
+        Optional<Mode> mode();
+
+        /**
+         * Whether this datasource's database is replicated, for {@code mode=auto}. Unset:
+         * {@code quarkus.mysql-lock.replication}.
+         */
+        Optional<Boolean> replication();
+
+        /** A prefix added to every lock name of this datasource on the server. Unset: {@code quarkus.mysql-lock.namespace}. */
+        Optional<String> namespace();
+
+        /**
+         * How long {@code LockManager.acquire(name)} waits, for this datasource's manager. Unset:
+         * {@code quarkus.mysql-lock.default-wait}.
+         */
+        Optional<Duration> defaultWait();
+
+        /**
+         * How long an acquisition may wait for a free connection of this datasource. Unset:
+         * {@code quarkus.mysql-lock.connection-wait}.
+         */
+        Optional<Duration> connectionWait();
+
+        /**
+         * The longest a statement on this datasource may go without an answer beyond its waits. Unset:
+         * {@code quarkus.mysql-lock.statement-timeout}.
+         */
+        Optional<Duration> statementTimeout();
+
+        /**
+         * Which server's {@code GET_LOCK} semantics this datasource's server has. Unset:
+         * {@code quarkus.mysql-lock.server-flavor}.
+         */
+        Optional<ServerFlavor> serverFlavor();
+
+        /** This datasource's lock table. Unset: {@code quarkus.mysql-lock.table}. */
+        Optional<String> table();
+
+        /**
+         * Whether this datasource's lock table is created on first use when it does not exist. Unset:
+         * {@code quarkus.mysql-lock.create-table}.
+         */
+        Optional<Boolean> createTable();
+
+        /**
+         * The hold time after which a lock of this datasource is logged as held long. Unset:
+         * {@code quarkus.mysql-lock.long-hold-warning}.
+         */
+        Optional<Duration> longHoldWarning();
+
+        /** This datasource's NAMED engine. */
+        NamedSettings named();
+
+        /** This datasource's LEASE engine. */
+        LeaseSettings lease();
+    }
+
+    /** One datasource's NAMED engine settings. */
+    interface NamedSettings {
+        /**
+         * How often this datasource's connections that hold locks are checked. Unset:
+         * {@code quarkus.mysql-lock.named.keepalive-interval}.
+         */
+        Optional<Duration> keepaliveInterval();
+
+        /**
+         * Whether this datasource's NAMED leaders hand over at once. Unset:
+         * {@code quarkus.mysql-lock.named.instant-leader-hand-over}.
+         */
+        Optional<Boolean> instantLeaderHandOver();
+
+        /**
+         * How many connections of this datasource hold, together, the locks granted at once. Unset:
+         * {@code quarkus.mysql-lock.named.shared-connections}.
+         */
+        Optional<Integer> sharedConnections();
+    }
+
+    /** One datasource's LEASE engine settings. */
+    interface LeaseSettings {
+        /** How long a lease of this datasource lasts unless renewed. Unset: {@code quarkus.mysql-lock.lease.ttl}. */
+        Optional<Duration> ttl();
+
+        /** How often this datasource's held leases are renewed. Unset: {@code quarkus.mysql-lock.lease.renew-interval}. */
+        Optional<Duration> renewInterval();
+
+        /**
+         * How far apart the clocks of this datasource's database servers may be. Unset:
+         * {@code quarkus.mysql-lock.lease.max-clock-skew}.
+         */
+        Optional<Duration> maxClockSkew();
     }
 
     /** The engine choice. */

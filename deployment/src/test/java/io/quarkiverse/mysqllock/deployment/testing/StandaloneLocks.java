@@ -249,6 +249,11 @@ public final class StandaloneLocks implements AutoCloseable {
     private record Config(Settings settings) implements MySqlLockRuntimeConfig {
 
         @Override
+        public java.util.Map<String, DataSourceSettings> datasources() {
+            return java.util.Map.of();
+        }
+
+        @Override
         public Mode mode() {
             return settings.mode();
         }
