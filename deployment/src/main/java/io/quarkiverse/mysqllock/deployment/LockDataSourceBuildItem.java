@@ -7,17 +7,27 @@ import java.util.TreeSet;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.builder.item.SimpleBuildItem;
 
-/** The name of the datasource that holds the locks, validated. */
+/**
+ * The name of the datasource that holds the locks, validated; and whether the application is built for in-memory locks
+ * instead ({@code quarkus.mysql-lock.in-memory}), which need no datasource.
+ */
 public final class LockDataSourceBuildItem extends SimpleBuildItem {
 
     private final String name;
+    private final boolean inMemory;
 
-    public LockDataSourceBuildItem(String name) {
+    public LockDataSourceBuildItem(String name, boolean inMemory) {
         this.name = name;
+        this.inMemory = inMemory;
     }
 
     public String name() {
         return name;
+    }
+
+    /** Whether the application is built for in-memory locks (tests and dev mode only). */
+    public boolean inMemory() {
+        return inMemory;
     }
 
     /** The datasources that get a {@code LockManager}: the lock datasource, and each MySQL or MariaDB one. */

@@ -145,7 +145,7 @@ class LockedProcessor {
     SyntheticBeanBuildItem recordTable(List<CheckedLockedMethodBuildItem> checkedMethods, LockedRecorder recorder,
             RecorderContext recorderContext, LockDataSourceBuildItem lockDataSource, LaunchModeBuildItem launchMode,
             BuildProducer<LockedTableBuildItem> recorded) {
-        boolean inMemory = MySqlLockProcessor.inMemory(launchMode);
+        boolean inMemory = lockDataSource.inMemory();
         RuntimeValue<Map<String, LockedMethod>> table = recorder.newTable();
         boolean expressions = false;
         for (CheckedLockedMethodBuildItem method : byKey(checkedMethods, item -> item.key)) {

@@ -15,6 +15,7 @@ import org.eclipse.microprofile.config.ConfigProvider;
 import org.jboss.jandex.AnnotationInstance;
 import org.jboss.jandex.ClassType;
 import org.jboss.jandex.DotName;
+import org.jboss.logging.Logger;
 
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockManager;
@@ -47,6 +48,8 @@ import io.quarkus.smallrye.health.deployment.spi.HealthBuildItem;
 
 class MySqlLockProcessor {
 
+    private static final Logger LOG = Logger.getLogger(MySqlLockProcessor.class);
+
     static final String FEATURE = "mysql-lock";
 
     @BuildStep
@@ -70,14 +73,21 @@ class MySqlLockProcessor {
     }
 
     /**
-     * Whether the application is built for in-memory locks ({@code quarkus.mysql-lock.mode=in-memory}, read when it is
-     * built): only for tests and dev mode; a production build with it fails.
+     * Whether the application is built for in-memory locks ({@code quarkus.mysql-lock.in-memory}, or the deprecated
+     * {@code quarkus.mysql-lock.mode=in-memory} seen when it is built): only for tests and dev mode; a production build
+     * with it fails.
      */
-    static boolean inMemory(LaunchModeBuildItem launchMode) {
+    static boolean inMemory(MySqlLockBuildTimeConfig config, LaunchModeBuildItem launchMode) {
         String mode = ConfigProvider.getConfig().getOptionalValue("quarkus.mysql-lock.mode", String.class).orElse("auto");
-        boolean inMemory = mode.strip().toLowerCase(Locale.ROOT).replace('_', '-').equals("in-memory");
+        boolean deprecatedMode = mode.strip().toLowerCase(Locale.ROOT).replace('_', '-').equals("in-memory");
+        boolean inMemory = config.inMemory() || deprecatedMode;
         if (inMemory && !launchMode.getLaunchMode().isDevOrTest()) {
             throw new ConfigurationException(MySqlLockManagerFactory.IN_MEMORY_REFUSED);
+        }
+        if (deprecatedMode && !config.inMemory()) {
+            LOG.warn("quarkus.mysql-lock.mode=in-memory is deprecated: set quarkus.mysql-lock.in-memory=true (for the"
+                    + " test and dev profiles: %test.quarkus.mysql-lock.in-memory=true), which is read when the"
+                    + " application is built, as in-memory locks are");
         }
         return inMemory;
     }
@@ -87,8 +97,8 @@ class MySqlLockProcessor {
     LockDataSourceBuildItem lockDataSource(MySqlLockBuildTimeConfig config, List<JdbcDataSourceBuildItem> dataSources,
             LaunchModeBuildItem launchMode) {
         String wanted = config.datasource().orElse(DataSourceNames.DEFAULT);
-        if (inMemory(launchMode)) {
-            return new LockDataSourceBuildItem(wanted); // no database: none is needed
+        if (inMemory(config, launchMode)) {
+            return new LockDataSourceBuildItem(wanted, true); // no database: none is needed
         }
         Set<String> known = new TreeSet<>();
         for (JdbcDataSourceBuildItem dataSource : dataSources) {
@@ -99,7 +109,7 @@ class MySqlLockProcessor {
                             + " datasource '" + wanted + "' has db-kind '" + dataSource.getDbKind() + "'. Point"
                             + " quarkus.mysql-lock.datasource at a datasource with db-kind mysql or mariadb.");
                 }
-                return new LockDataSourceBuildItem(wanted);
+                return new LockDataSourceBuildItem(wanted, false);
             }
         }
         String hint = DataSourceNames.isDefault(wanted)
@@ -132,12 +142,12 @@ class MySqlLockProcessor {
         }
         // quarkus.mysql-lock."name".* must name a datasource that has locks (in-memory: any, as its manager serves all)
         Set<String> named = new TreeSet<>(
-                LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, inMemory(launchMode)));
-        if (inMemory(launchMode)) {
+                LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, lockDataSource.inMemory()));
+        if (lockDataSource.inMemory()) {
             dataSources.forEach(dataSource -> named.add(dataSource.getName()));
         }
         recorder.checkDataSourceSettings(named);
-        if (inMemory(launchMode)) {
+        if (lockDataSource.inMemory()) {
             // the lock datasource's manager only, with nothing injected: it needs no datasource; @DataSource is a
             // qualifier only where Agroal has datasources
             beans.produce(lockManagerBean(lockDataSource.name(), true, !dataSources.isEmpty(),

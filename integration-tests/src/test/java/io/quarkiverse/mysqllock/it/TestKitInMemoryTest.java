@@ -16,7 +16,7 @@ import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
 /**
- * The same tests on the in-memory engine (quarkus.mysql-lock.mode=in-memory: no database for the locks; the
+ * The same tests on the in-memory engine (quarkus.mysql-lock.in-memory: no database for the locks; the
  * application's other beans still use the embedded server), which answers as LEASE does.
  */
 @QuarkusTest
@@ -27,7 +27,7 @@ class TestKitInMemoryTest extends TestKitTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("quarkus.mysql-lock.mode", "in-memory");
+            return Map.of("quarkus.mysql-lock.in-memory", "true");
         }
     }
 

@@ -40,7 +40,7 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
         }
         if (own.mode().orElse(null) == Mode.IN_MEMORY) {
             throw new ConfigurationException("quarkus.mysql-lock.\"" + dataSource + "\".mode=in-memory: in-memory locks"
-                    + " are the whole application's, chosen when it is built (quarkus.mysql-lock.mode=in-memory), not a"
+                    + " are the whole application's, chosen when it is built (quarkus.mysql-lock.in-memory), not a"
                     + " datasource's. Use auto, named or lease for one datasource.");
         }
         return new DataSourceLockConfig(all, dataSource, own);

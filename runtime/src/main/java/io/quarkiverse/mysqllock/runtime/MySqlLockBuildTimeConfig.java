@@ -18,6 +18,14 @@ public interface MySqlLockBuildTimeConfig {
      */
     Optional<String> datasource();
 
+    /**
+     * Locks in the JVM's memory, no database (no datasource is needed): for tests and dev mode only, the build fails
+     * with it in a production build. The LEASE engine's contract, in one JVM (see the guide's test kit page). Set it for
+     * those profiles only: {@code %test.quarkus.mysql-lock.in-memory=true}.
+     */
+    @WithDefault("false")
+    boolean inMemory();
+
     /** Health checks. */
     Health health();
 

@@ -556,7 +556,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     private static UnsupportedOperationException databaseOnly(String what) {
         return new UnsupportedOperationException(what + " keeps its records in the database, which the in-memory engine"
-                + " (quarkus.mysql-lock.mode=in-memory) does not have: test it against a real server (the test kit's"
+                + " (quarkus.mysql-lock.in-memory) does not have: test it against a real server (the test kit's"
                 + " @EmbeddedMariaDb)");
     }
 

@@ -64,29 +64,41 @@ public final class MySqlLockManagerFactory {
     }
 
     /**
-     * @param dataSource the datasource the locks live in; null only with {@code quarkus.mysql-lock.mode=in-memory},
+     * @param dataSource the datasource the locks live in; null only for in-memory locks,
      *        which uses none
      * @param spans where acquisitions and holds go as trace spans ({@code quarkus-opentelemetry}), or NONE
      */
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config,
             TransactionManager transactions, LockMetrics reported, LockSpans spans) {
         return createFor(dataSource, dataSourceName, DataSourceLockConfig.of(config, dataSourceName), transactions,
-                reported, spans);
+                reported, spans, false);
+    }
+
+    /**
+     * The manager of an application built for in-memory locks ({@code quarkus.mysql-lock.in-memory}): the JVM's memory,
+     * no datasource, whatever engine {@code mode} names; the configuration is checked as for any manager.
+     */
+    public static MySqlLockManager createInMemory(String dataSourceName, MySqlLockRuntimeConfig config,
+            LockMetrics reported, LockSpans spans) {
+        return createFor(null, dataSourceName, DataSourceLockConfig.of(config, dataSourceName), null, reported, spans,
+                true);
     }
 
     /** @param config the datasource's own configuration ({@link DataSourceLockConfig}) */
     private static MySqlLockManager createFor(AgroalDataSource dataSource, String dataSourceName,
-            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics reported, LockSpans spans) {
+            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics reported, LockSpans spans,
+            boolean inMemory) {
         LockMetrics metrics = GuardedMetrics.of(reported);
         config.longHoldWarning().ifPresent(threshold -> requirePositive(key(config, "long-hold-warning"), threshold));
-        MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans);
+        MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans, inMemory);
         manager.measure(metrics);
         config.longHoldWarning().ifPresent(manager::warnOfHoldsLongerThan);
         return manager;
     }
 
     private static MySqlLockManager build(AgroalDataSource dataSource, String dataSourceName,
-            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics metrics, LockSpans spans) {
+            MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics metrics, LockSpans spans,
+            boolean inMemory) {
         requirePositive(key(config, "named.keepalive-interval"), config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
             throw new ConfigurationException(key(config, "named.shared-connections") + "="
@@ -130,7 +142,7 @@ public final class MySqlLockManagerFactory {
         }
         Duration membershipMargin = min(MEMBERSHIP_CLOCK_MARGIN, ttl.dividedBy(10));
 
-        if (config.mode() == Mode.IN_MEMORY) {
+        if (inMemory || config.mode() == Mode.IN_MEMORY) {
             return inMemory(dataSourceName, config, metrics, spans, names);
         }
         requireLargeEnoughPool(dataSource, dataSourceName, config.mode());
@@ -178,7 +190,7 @@ public final class MySqlLockManagerFactory {
     }
 
     /**
-     * The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource, the JVM's memory; refused when the
+     * The in-memory manager: no datasource, the JVM's memory; refused when the
      * application does not run for tests or in dev mode (the build refuses it too, but a runtime value could set it).
      */
     private static MySqlLockManager inMemory(String dataSourceName, MySqlLockRuntimeConfig config, LockMetrics metrics,
@@ -193,9 +205,10 @@ public final class MySqlLockManagerFactory {
     }
 
     /** Why {@code in-memory} is refused outside tests and dev mode. */
-    public static final String IN_MEMORY_REFUSED = "quarkus.mysql-lock.mode=in-memory keeps locks in one JVM's memory:"
-            + " it is for tests and dev mode only, never a production build. Set it for those profiles only"
-            + " (%test.quarkus.mysql-lock.mode=in-memory), and use auto, named or lease otherwise.";
+    public static final String IN_MEMORY_REFUSED = "In-memory locks (quarkus.mysql-lock.in-memory=true, or the deprecated"
+            + " quarkus.mysql-lock.mode=in-memory) keep locks in one JVM's memory: they are for tests and dev mode only,"
+            + " never a production build. Set it for those profiles only (%test.quarkus.mysql-lock.in-memory=true), and"
+            + " leave it unset otherwise.";
 
     /**
      * The fewest connections the locks need of a pool: NAMED keeps one for housekeeping and needs one for a lock; LEASE

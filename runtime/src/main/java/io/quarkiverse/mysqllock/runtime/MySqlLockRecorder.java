@@ -46,19 +46,20 @@ public class MySqlLockRecorder {
     }
 
     /**
-     * The manager of {@code quarkus.mysql-lock.mode=in-memory}: no datasource is injected (the factory, checking the
-     * configuration as for any manager, touches none in that mode).
+     * The manager of an application built for in-memory locks ({@code quarkus.mysql-lock.in-memory}): no datasource is
+     * injected (the factory, checking the configuration as for any manager, touches none).
      */
     public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> inMemoryLockManager(
             String dataSourceName, boolean micrometer, boolean tracing) {
         return context -> {
             MySqlLockRuntimeConfig runtime = config.getValue();
-            if (runtime.mode() != MySqlLockRuntimeConfig.Mode.IN_MEMORY) {
+            if (runtime.mode() == MySqlLockRuntimeConfig.Mode.NAMED || runtime.mode() == MySqlLockRuntimeConfig.Mode.LEASE) {
                 throw new ConfigurationException("quarkus.mysql-lock.mode=" + runtime.mode().toString().toLowerCase()
-                        .replace('_', '-') + " at run time, but the application was built for in-memory locks:"
-                        + " the engine is chosen when the application is built; build it again with that mode");
+                        + " at run time, but the application was built for in-memory locks"
+                        + " (quarkus.mysql-lock.in-memory=true), which is fixed when it is built: build it again"
+                        + " without it for a database engine");
             }
-            return MySqlLockManagerFactory.create(null, dataSourceName, runtime, null, metrics(dataSourceName, micrometer),
+            return MySqlLockManagerFactory.createInMemory(dataSourceName, runtime, metrics(dataSourceName, micrometer),
                     spans(tracing));
         };
     }

@@ -23,9 +23,9 @@ public interface MySqlLockRuntimeConfig {
     /**
      * The engine: {@code auto} picks {@code lease} when replication is configured (see {@code replication}) and
      * {@code named} otherwise, and logs why; {@code named} uses the server's named locks ({@code GET_LOCK}), which are
-     * not replicated; {@code lease} uses leases in the lock table. {@code in-memory}, for tests and dev mode only (the
-     * build fails with it in a production build): locks in the JVM's memory, no database, with the LEASE engine's
-     * contract (see the guide's test kit page); it is read when the application is built.
+     * not replicated; {@code lease} uses leases in the lock table. {@code in-memory} is deprecated: set
+     * {@code quarkus.mysql-lock.in-memory=true}, read when the application is built (this value still counts when the
+     * build sees it, with a warning).
      */
     @WithDefault("auto")
     Mode mode();
@@ -296,6 +296,7 @@ public interface MySqlLockRuntimeConfig {
         AUTO,
         NAMED,
         LEASE,
+        /** Deprecated: {@code quarkus.mysql-lock.in-memory=true}. */
         IN_MEMORY
     }
 

@@ -70,7 +70,7 @@ public class LockFaults {
         // as it is lost) by when it began
         Optional<Instant> heldHereSince = heldHere(name).map(LockInfo::since);
         if (engine instanceof InMemoryEngine memory) {
-            // quarkus.mysql-lock.mode=in-memory: the hold ends as a lease that ran out
+            // quarkus.mysql-lock.in-memory: the hold ends as a lease that ran out
             if (!memory.loseHolder(serverName, "Lock '" + name + "' was lost (LockFaults.loseLock)")) {
                 throw new IllegalStateException("Lock '" + name + "' is not held: nothing to lose");
             }

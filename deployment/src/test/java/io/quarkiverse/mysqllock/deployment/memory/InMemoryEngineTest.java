@@ -35,7 +35,7 @@ import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.mutiny.Uni;
 
 /**
- * {@code quarkus.mysql-lock.mode=in-memory}: an application with no datasource at all gets a LockManager with the
+ * {@code quarkus.mysql-lock.in-memory=true}: an application with no datasource at all gets a LockManager with the
  * engines' contract - re-entrancy, fencing tokens, busy answers, caps, losses told - and the primitives built on it.
  */
 class InMemoryEngineTest {
@@ -43,7 +43,7 @@ class InMemoryEngineTest {
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
             .withApplicationRoot(jar -> jar.addClasses(Background.class, TickJob.class, Ticks.class))
-            .overrideConfigKey("quarkus.mysql-lock.mode", "in-memory")
+            .overrideConfigKey("quarkus.mysql-lock.in-memory", "true")
             // no database at all: the default datasource (quarkus-jdbc-mysql) gets no URL and no Dev Services
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false");
 

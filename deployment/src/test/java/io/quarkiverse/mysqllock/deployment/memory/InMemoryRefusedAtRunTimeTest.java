@@ -15,7 +15,8 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * {@code quarkus.mysql-lock.mode=in-memory} set only at run time (an environment variable, a system property) on an
+ * The deprecated {@code quarkus.mysql-lock.mode=in-memory} set only at run time (an environment variable, a system property) on
+ * an
  * application built for a database: a manager is made in memory in tests and dev mode, and refused in production.
  */
 class InMemoryRefusedAtRunTimeTest {
@@ -30,7 +31,7 @@ class InMemoryRefusedAtRunTimeTest {
         try {
             assertThatThrownBy(() -> StandaloneLocks.Settings.of("in-memory-prod").mode(Mode.IN_MEMORY).start())
                     .isInstanceOf(ConfigurationException.class)
-                    .hasMessageContaining("quarkus.mysql-lock.mode=in-memory keeps locks in one JVM's memory")
+                    .hasMessageContaining("keep locks in one JVM's memory")
                     .hasMessageContaining("tests and dev mode only");
         } finally {
             LaunchMode.set(running);

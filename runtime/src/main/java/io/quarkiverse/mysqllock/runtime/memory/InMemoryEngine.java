@@ -27,7 +27,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 
 /**
- * The in-process engine of {@code quarkus.mysql-lock.mode=in-memory}, for tests and dev mode only (the build refuses
+ * The in-process engine of {@code quarkus.mysql-lock.in-memory}, for tests and dev mode only (the build refuses
  * it otherwise): no database. It keeps the contract of the LEASE engine, whose mode it answers - a hold re-entered by
  * its thread shares the lock and its token, fencing tokens grow per name, a busy name answers busy after the wait, a
  * {@code atMostFor} cap ends the hold (lost, {@code LEASE_EXPIRED}) unless extended, a lost hold tells its listeners
@@ -317,7 +317,7 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
     @Override
     public EngineHealth health() {
         return EngineHealth.up(Map.of("engine", "in-memory (tests and dev mode only: no database)",
-                "engine chosen because", "quarkus.mysql-lock.mode=in-memory", "datasource", dataSourceName));
+                "engine chosen because", "quarkus.mysql-lock.in-memory", "datasource", dataSourceName));
     }
 
     @Override

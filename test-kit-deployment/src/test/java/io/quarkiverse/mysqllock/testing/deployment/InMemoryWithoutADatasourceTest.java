@@ -14,7 +14,7 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * {@code quarkus.mysql-lock.mode=in-memory} in an application that configures no datasource: the locks work, and no
+ * {@code quarkus.mysql-lock.in-memory=true} in an application that configures no datasource: the locks work, and no
  * database is started for it (no db-kind is set, and with two drivers on the class path Quarkus picks none).
  */
 class InMemoryWithoutADatasourceTest {
@@ -22,7 +22,7 @@ class InMemoryWithoutADatasourceTest {
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
             .withApplicationRoot(jar -> jar.addClass(ContainerRuntime.class))
-            .overrideConfigKey("quarkus.mysql-lock.mode", "in-memory")
+            .overrideConfigKey("quarkus.mysql-lock.in-memory", "true")
             .addBuildChainCustomizer(ContainerRuntime.told());
 
     @Inject
