@@ -13,8 +13,8 @@ import io.smallrye.mutiny.Uni;
  * {@link #maxReaders()} read permits {@code <name>#rw-read#permit-<i>} ({@value #DEFAULT_MAX_READERS} unless raised).
  * A reader passes the gate (holds it only while it takes a read permit) and keeps its permit; a writer takes the gate
  * and keeps it, then every read permit, waiting for the readers inside to leave. Once a writer holds the gate no new
- * reader enters, so readers cannot starve it. Cost: a read is three lock statements, a read of the lock table and a
- * release; a write is {@code maxReaders() + 1} locks taken and released.
+ * reader enters, so readers cannot starve it. Cost: a read is three lock statements, a read of the lock table, a check
+ * that the gate was held all along and a release; a write is {@code maxReaders() + 1} locks taken and released.
  * <p>
  * Fencing: a writer's {@link LockHandle#fencingToken()} is the gate's, strictly increasing from one writer to the next;
  * a reader's is its read permit's (increasing per permit). A thread holding the read lock that asks for the write lock
@@ -35,9 +35,10 @@ public interface DistributedReadWriteLock {
     int MAX_READERS = DEFAULT_MAX_READERS;
 
     /**
-     * How many readers may hold it at once: one number for the whole fleet, stored in the lock table (the row
-     * {@code permits@<name>#rw-read}), {@value #DEFAULT_MAX_READERS} until raised. A writer takes every read permit,
-     * so the instances must never count different numbers: each reads it at each acquisition, under the gate.
+     * How many readers may hold it at once: one number for the whole fleet, stored in the lock table (a reserved row,
+     * {@code ~readers:<name>}, apart from every semaphore's), {@value #DEFAULT_MAX_READERS} until raised. A writer
+     * takes every read permit, so the instances must never count different numbers: each reads it at each acquisition,
+     * under the gate, and a reader counts as inside only once it found it held the gate all along.
      */
     int maxReaders();
 

@@ -13,9 +13,10 @@ import io.smallrye.mutiny.Uni;
  * the next), loss notification and release. A crashed holder's permit comes back as its lock does: NAMED, when its
  * server session ends; LEASE, when its lease ends.
  * <p>
- * The number of permits is the fleet's, one for every instance: the first acquisition of the name anywhere stores the
- * number its caller asked for in the lock table (the row {@code permits@<name>}), and every acquisition on every
- * instance reads it there. An instance asking for another number gets the stored one (and a warning in its log, once);
+ * The number of permits is the fleet's, one for every instance: the first use of the name anywhere (an acquisition,
+ * {@link #permits()}, {@link #availablePermits()}) stores the number its caller asked for in the lock table (a reserved
+ * row, {@code ~permits:<name>}), and every acquisition on every instance reads it there. An instance asking for another number
+ * gets the stored one (and a warning in its log, once);
  * {@link #changePermits(int)} changes it deliberately.
  * <p>
  * Waiting: one attempt at every permit, starting at a random one, then a wait on one permit (NAMED: on the server,
@@ -31,7 +32,11 @@ public interface DistributedSemaphore {
     /** The semaphore's name. */
     String name();
 
-    /** How many holders it admits at once: the fleet's number, read from the lock table (stored first if it is not yet). */
+    /**
+     * How many holders it admits at once: the fleet's number, read from the lock table (stored first if it is not yet).
+     *
+     * @throws IllegalStateException if it cannot be read, or on an event-loop thread
+     */
     int permits();
 
     /**

@@ -109,7 +109,7 @@ class LockedProcessor {
 
     /**
      * Every {@code mode = PERMIT} method of one fixed name says the same number of permits: a semaphore's permits are
-     * one set for every user (the largest number would win).
+     * one number for every user (the first stored wins, and the others are told so only at run time).
      */
     private static void samePermits(List<CheckedLockedMethodBuildItem> checked, List<String> errors) {
         Map<String, List<CheckedLockedMethodBuildItem>> byName = new TreeMap<>();

@@ -90,6 +90,22 @@ public final class LockNames {
         return java.util.Optional.of(serverName.indexOf(HASH_MARK) >= 0 ? serverName : serverName.substring(prefix.length()));
     }
 
+    /**
+     * The lock table row of a record kept about a lock ({@code kind}: what it records), not a lock's own row: reserved
+     * as the fleet's rows are, starting with {@code ~}, which no lock's server name does (names sent as they are have no
+     * {@code ~}, hashed names begin with their readable prefix, where {@code ~} became {@code _}). Its name's server name
+     * follows the kind, cut and hashed to fit when too long.
+     */
+    public String recordRow(String kind, String name) {
+        String prefix = "~" + kind + ":";
+        String serverName = serverName(name);
+        if (prefix.length() + serverName.length() <= MAX_SERVER_NAME) {
+            return prefix + serverName;
+        }
+        return prefix + readablePrefix(serverName, MAX_SERVER_NAME - prefix.length() - HASH_HEX_DIGITS - 1) + HASH_MARK
+                + sha256Hex(serverName).substring(0, HASH_HEX_DIGITS);
+    }
+
     static boolean isSentAsIs(String name) {
         int length = name.length();
         if (length > MAX_SERVER_NAME || name.charAt(0) == ' ' || name.charAt(length - 1) == ' ') {

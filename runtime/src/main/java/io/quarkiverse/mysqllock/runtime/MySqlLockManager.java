@@ -85,7 +85,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         this.worker = worker;
         this.coordination = new Coordination(this, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss,
                 HandleReleases::confirm, new TermConfirmation(this::leaderWindow, HandleReleases::confirmedWithin),
-                this::primitiveAsync, new FleetPermitCounts(records, this::engine, names));
+                this::primitiveAsync,
+                new FleetPermitCounts(records, this::engine, names, MySqlLockManager::checkBlockingAllowed));
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */

@@ -82,16 +82,35 @@ final class TableRecords {
                 () -> table.tickClaimed(borrowed.raw(), tickRow, tick)));
     }
 
-    /** A semaphore's number of permits for the fleet ({@link LockTable#permits}). */
-    public int permits(String name, String permitsRow, int proposed) {
-        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> table.permits(borrowed.raw(), permitsRow, proposed)));
+    /**
+     * A semaphore's number of permits for the fleet ({@link LockTable#storedPermits}): the stored one, or
+     * {@code proposed}, stored now if none was (a concurrent first store may win: the answer is what was stored). Read
+     * as the server's latest (on Galera, after every write the cluster committed before it).
+     */
+    public int permits(String name, String row, int proposed) {
+        int stored = storedPermits(name, row);
+        if (stored != 0) {
+            return stored;
+        }
+        withStatements(name, borrowed -> table.withTable(borrowed.raw(), () -> {
+            table.seedPermits(borrowed.raw(), row, proposed);
+            return null;
+        }));
+        return storedPermits(name, row);
     }
 
     /** Stores a semaphore's number of permits ({@link LockTable#changePermits}): the number stored afterwards. */
-    public int changePermits(String name, String permitsRow, int permits, boolean onlyUpward) {
-        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> table.changePermits(borrowed.raw(), permitsRow, permits, onlyUpward)));
+    public int changePermits(String name, String row, int permits, boolean onlyUpward) {
+        withStatements(name, borrowed -> table.withTable(borrowed.raw(), () -> {
+            table.changePermits(borrowed.raw(), row, permits, onlyUpward);
+            return null;
+        }));
+        return storedPermits(name, row);
+    }
+
+    private int storedPermits(String name, String row) {
+        return connections.query(name, "reading the number of permits of '" + name + "'",
+                raw -> table.withTable(raw, () -> table.storedPermits(raw, row)));
     }
 
     /** Removes the lock table's unused rows ({@link UnusedRows}): how many. */

@@ -35,6 +35,20 @@ class LockNamesTest {
         assertThat(names.serverName("x".repeat(100))).startsWith("x".repeat(47) + "~");
     }
 
+    /** Records kept about a lock (a semaphore's number of permits) have rows no lock's server name can be. */
+    @Test
+    void recordRowsAreReservedAndFitTheTable() {
+        for (String name : List.of("exports", "x".repeat(64), "~permits:exports", "Order:1001", "commande:été-42")) {
+            String row = names.recordRow("permits", name);
+            assertThat(row).startsWith("~permits:").hasSizeLessThanOrEqualTo(LockNames.MAX_SERVER_NAME);
+            assertThat(names.serverName(row)).as("a lock named as the row").isNotEqualTo(row);
+            assertThat(names.serverName(name)).doesNotStartWith("~");
+        }
+        assertThat(names.recordRow("permits", "exports")).isEqualTo("~permits:exports");
+        assertThat(names.recordRow("permits", "x".repeat(64))).isNotEqualTo(names.recordRow("permits", "x".repeat(63) + "y"));
+        assertThat(LockNames.withNamespace("billing").recordRow("readers", "catalog")).isEqualTo("~readers:billing:catalog");
+    }
+
     @Test
     void serverNamesReadBackWithoutTheNamespaceAndOnlyInIt() {
         LockNames spaced = LockNames.withNamespace("billing");

@@ -23,6 +23,7 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.test.Background;
@@ -203,7 +204,53 @@ class ReadWriteLockTest {
                 assertThatThrownBy(() -> onA.raiseMaxReaders(DistributedSemaphore.MAX_PERMITS + 1))
                         .isInstanceOf(IllegalArgumentException.class);
                 assertThat(onB.maxReaders()).isEqualTo(20);
+                // a semaphore whose name is the read permits' has a number of its own: it cannot lower the readers
+                b.locks.semaphore(name + "#rw-read", 1).changePermits(1);
+                assertThat(onA.maxReaders()).isEqualTo(20);
             }
+        }
+    }
+
+    /**
+     * A reader's gate is lost (its server session killed) while it waits for a read permit, and a writer takes the gate:
+     * the reader, granted its permit afterwards, finds the gate lost and does not get in beside the writer (it read the
+     * number of readers before the writer did, but a reader that lost its gate might have read it after, and a raised
+     * number would then give it a permit the writer never takes). Before, it returned a read hold while the writer kept
+     * the gate.
+     */
+    @Test
+    void aReaderWhoseGateWasLostDoesNotGetInOnceAWriterTookTheGate() throws Exception {
+        try (StandaloneLocks a = instance("rw-gate-lost-a", Mode.NAMED);
+                StandaloneLocks b = instance("rw-gate-lost-b", Mode.NAMED);
+                StandaloneLocks c = instance("rw-gate-lost-c", Mode.NAMED)) {
+            String name = "rw-gate-lost:x";
+            DistributedReadWriteLock onB = b.locks.readWriteLock(name);
+            List<LockHandle> inside = new ArrayList<>();
+            for (int i = 0; i < onB.maxReaders(); i++) {
+                inside.add(onB.acquireRead(Duration.ZERO));
+            }
+            long waitingBefore = ServerState.waitingInGetLock();
+            CompletableFuture<java.util.Optional<LockHandle>> reader = Background
+                    .supply(() -> a.locks.readWriteLock(name).tryAcquireRead(Duration.ofSeconds(6)));
+            LockApp.await("the reader to wait for a read permit", Duration.ofSeconds(20),
+                    () -> ServerState.waitingInGetLock() > waitingBefore);
+            long gateSession = ServerState.holder(name + "#rw-gate").orElseThrow();
+            ServerState.update("KILL " + gateSession);
+            CompletableFuture<LockHandle> writer = Background
+                    .supply(() -> c.locks.readWriteLock(name).acquireWrite(Duration.ofSeconds(30)));
+            LockApp.await("the writer to take the gate", Duration.ofSeconds(20), () -> ServerState
+                    .holder(name + "#rw-gate").filter(session -> session != gateSession).isPresent());
+            // the writer waits for the read permits in name order, from #permit-0: #permit-9 comes last, and is free for
+            // the reader first
+            LockHandle last = inside.stream().filter(read -> read.name().endsWith("#permit-9")).findFirst().orElseThrow();
+            inside.remove(last);
+            last.release();
+            assertThat(reader.get(30, TimeUnit.SECONDS)).as("a read hold beside the writer").isEmpty();
+
+            inside.forEach(LockHandle::release);
+            LockHandle write = writer.get(30, TimeUnit.SECONDS);
+            assertThat(write.isValid()).isTrue();
+            write.release();
         }
     }
 

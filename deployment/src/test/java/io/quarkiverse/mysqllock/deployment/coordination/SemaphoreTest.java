@@ -248,6 +248,10 @@ class SemaphoreTest {
                 LockHandle third = onA.acquire(Duration.ZERO);
                 assertThat(onB.tryAcquire(Duration.ZERO)).isEmpty();
                 assertThat(b.locks.semaphore(name, 1).permits()).as("a new object of the name too").isEqualTo(3);
+                // the number's row is reserved: no lock's row is it, whatever the lock is called
+                a.locks.acquire("~permits:" + name, Duration.ZERO).release();
+                a.locks.acquire("permits@" + name, Duration.ZERO).release();
+                assertThat(onB.permits()).isEqualTo(3);
 
                 // fewer: a permit held above the new number stays held (and valid) until it is released
                 onA.changePermits(1);

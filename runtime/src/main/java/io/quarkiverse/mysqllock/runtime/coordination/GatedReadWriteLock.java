@@ -19,8 +19,11 @@ import io.smallrye.mutiny.Uni;
  * permits that a writer takes whole. A writer holding the gate lets no new reader in, so it waits only for the readers
  * already inside: writers are not starved.
  * <p>
- * The number of read permits is the fleet's ({@link PermitCounts}), and only ever goes up; readers and writers read it
- * while they hold the gate, so a writer reads it after every reader inside did, and takes every permit they can hold.
+ * The number of read permits is the fleet's ({@link PermitCounts}), and only ever goes up. Readers and writers read it
+ * while they hold the gate, and a reader counts as inside only once it found, after taking its permit, that it held the
+ * gate all along. A writer holds the gate from its own read on, so every reader inside read the number before it did
+ * (no more than the writer read: it only goes up) and holds a permit the writer takes; no reader gets in meanwhile.
+ * Raising the number needs no lock.
  */
 public final class GatedReadWriteLock implements DistributedReadWriteLock {
 
@@ -42,7 +45,7 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
         this.stillHeld = stillHeld;
         this.name = name;
         this.gate = name + "#rw-gate";
-        this.readers = new PermitSemaphore(locks, name + "#rw-read", DEFAULT_MAX_READERS, counts, async);
+        this.readers = PermitSemaphore.readersOf(locks, name, counts, async);
     }
 
     @Override
@@ -61,11 +64,11 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
             throw new IllegalArgumentException("Read-write lock '" + name + "' can have at most "
                     + DistributedSemaphore.MAX_PERMITS + " readers, not " + readers);
         }
-        int stored = this.readers.change(Math.max(readers, 1), true);
+        int stored = this.readers.change(Math.max(readers, 1));
         if (stored > readers) {
-            throw new IllegalArgumentException("The readers of read-write lock '" + name + "' cannot be lowered (from "
-                    + stored + " to " + readers + "): a writer would take fewer read permits than a reader inside may"
-                    + " hold");
+            throw new IllegalArgumentException("Read-write lock '" + name + "' has " + stored + " readers, and its"
+                    + " readers cannot be lowered (to " + readers + "): a writer would take fewer read permits than a"
+                    + " reader inside may hold");
         }
     }
 
@@ -76,14 +79,31 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
                 "a writer holds or waits for it, or all its read permits are held"));
     }
 
+    /**
+     * The gate, a read permit while it is held, then whether it was held all along (asked of the server if need be): a
+     * reader whose gate was lost meanwhile (its session killed, its lease taken over) may have read the number of readers
+     * after a writer got in, so it gives its permit back and passes the gate again, with what is left of the wait.
+     */
     @Override
     public Optional<LockHandle> tryAcquireRead(Duration wait) {
         long deadline = Waits.deadline("the read lock of " + name, wait);
-        return takeGate(wait).flatMap(passing -> {
-            try (passing) {
-                return readers.tryAcquire(Waits.left(deadline));
+        while (true) {
+            Optional<LockHandle> passing = takeGate(Waits.left(deadline));
+            if (passing.isEmpty()) {
+                return passing;
             }
-        });
+            Optional<LockHandle> read;
+            try (LockHandle gate = passing.get()) {
+                read = readers.tryAcquire(Waits.left(deadline));
+                if (read.isEmpty() || gateStillHeld(read.get(), gate)) {
+                    return read;
+                }
+            }
+            read.get().release();
+            if (deadline - System.nanoTime() <= 0) {
+                return Optional.empty();
+            }
+        }
     }
 
     /** The gate, within {@code wait}: empty while a writer keeps it (or waits for the readers inside). */
@@ -138,14 +158,14 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     }
 
     /**
-     * Whether the gate, taken before the wait for the readers, was still held after it (asked of the server if need be);
-     * if asking fails, the whole write hold is given back and the failure thrown.
+     * Whether the gate, taken before the permits, was still held after them (asked of the server if need be); if asking
+     * fails, what was taken with it is given back and the failure thrown.
      */
-    private boolean gateStillHeld(LockHandle write, LockHandle gate) {
+    private boolean gateStillHeld(LockHandle taken, LockHandle gate) {
         try {
             return stillHeld.test(gate, System.nanoTime());
         } catch (RuntimeException | Error e) {
-            write.release();
+            taken.release();
             throw e;
         }
     }

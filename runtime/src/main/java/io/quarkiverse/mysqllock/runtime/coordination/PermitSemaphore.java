@@ -9,6 +9,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
 
+import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
@@ -33,6 +34,9 @@ public final class PermitSemaphore implements DistributedSemaphore {
     /** The number this instance's caller asked for: stored for the fleet if none is yet. */
     private final int proposed;
     private final PermitCounts counts;
+    /** Whose number this semaphore's is: its own, or the read-write lock's whose readers it counts. */
+    private final String countedAs;
+    private final PermitCounts.Kind kind;
     private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
 
     /**
@@ -43,12 +47,26 @@ public final class PermitSemaphore implements DistributedSemaphore {
      */
     public PermitSemaphore(LockManager locks, String name, int permits, PermitCounts counts,
             Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this(locks, name, permits, counts, name, PermitCounts.Kind.PERMITS, async);
+    }
+
+    /** The read permits of a read-write lock: its number of readers, kept apart from any semaphore's. */
+    static PermitSemaphore readersOf(LockManager locks, String readWriteLock, PermitCounts counts,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        return new PermitSemaphore(locks, readWriteLock + "#rw-read", DistributedReadWriteLock.DEFAULT_MAX_READERS,
+                counts, readWriteLock, PermitCounts.Kind.READERS, async);
+    }
+
+    private PermitSemaphore(LockManager locks, String name, int permits, PermitCounts counts, String countedAs,
+            PermitCounts.Kind kind, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
         this.async = async;
         checkPermits(name, permits);
         this.locks = locks;
         this.name = name;
         this.proposed = permits;
         this.counts = counts;
+        this.countedAs = countedAs;
+        this.kind = kind;
     }
 
     private static void checkPermits(String name, int permits) {
@@ -65,18 +83,18 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public int permits() {
-        return counts.permits(name, proposed);
+        return counts.permits(countedAs, kind, proposed);
     }
 
-    /** Stores a new number for the fleet; {@code onlyUpward}: never a lower one. The number stored afterwards. */
-    int change(int permits, boolean onlyUpward) {
+    /** Stores a new number for the fleet (readers: never a lower one): the number stored afterwards. */
+    int change(int permits) {
         checkPermits(name, permits);
-        return counts.change(name, permits, onlyUpward);
+        return counts.change(countedAs, kind, permits);
     }
 
     @Override
     public void changePermits(int permits) {
-        change(permits, false);
+        change(permits);
     }
 
     /**
@@ -87,12 +105,10 @@ public final class PermitSemaphore implements DistributedSemaphore {
         long start = System.nanoTime();
         try {
             return permitNames(permits());
-        } catch (LockNotAcquiredException e) {
-            throw e;
-        } catch (RuntimeException e) {
+        } catch (PermitCounts.Unreadable e) {
             throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
-                    LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Could not acquire '" + name
-                            + "': the number of permits could not be read from the lock table: " + e.getMessage(),
+                    LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Could not acquire '" + name + "': "
+                            + e.getMessage(),
                     e);
         }
     }
@@ -235,7 +251,7 @@ public final class PermitSemaphore implements DistributedSemaphore {
 
     @Override
     public int availablePermits() {
-        return (int) permitNames().stream().filter(permit -> !locks.isLocked(permit)).count();
+        return (int) permitNames(permits()).stream().filter(permit -> !locks.isLocked(permit)).count();
     }
 
     static LockNotAcquiredException busy(String name, long start, String why) {

@@ -298,50 +298,43 @@ public final class LockTable {
     }
 
     /**
-     * A semaphore's number of permits for the whole fleet, kept in the {@code fence} of its row (its
-     * {@code completed_at} set, so that {@code purgeUnused} keeps it): the stored number, or {@code proposed}, stored now
-     * if the row has none (a concurrent first store may win: the answer is what the row holds).
+     * A semaphore's number of permits for the whole fleet, kept in the {@code fence} of its reserved row (a name starting
+     * with {@code ~}, which no lock's row has; {@code completed_at} set, so that {@code purgeUnused} keeps it): 0 without
+     * a row.
      */
-    public int permits(Connection connection, String serverName, int proposed) throws SQLException {
-        int stored = storedPermits(connection, serverName);
-        if (stored > 0) {
-            return stored;
+    public int storedPermits(Connection connection, String row) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT fence FROM " + table + " WHERE name = ?")) {
+            statement.setString(1, row);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? (int) Math.max(Math.min(rs.getLong(1), Integer.MAX_VALUE), Integer.MIN_VALUE) : 0;
+            }
         }
+    }
+
+    /** Stores a semaphore's number of permits ({@link #storedPermits}) unless one is stored already. */
+    public void seedPermits(Connection connection, String row, int permits) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("INSERT IGNORE INTO " + table
                 + " (name, fence, acquired_at, completed_at) VALUES (?, ?, UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))")) {
-            statement.setString(1, serverName);
-            statement.setLong(2, proposed);
+            statement.setString(1, row);
+            statement.setLong(2, permits);
             statement.executeUpdate();
         }
-        return storedPermits(connection, serverName);
     }
 
     /**
-     * Stores a semaphore's number of permits ({@link #permits}); {@code onlyUpward}: only if it is not lower than the
-     * stored one. Answers the number stored afterwards.
+     * Stores a semaphore's number of permits ({@link #storedPermits}); {@code onlyUpward}: only if it is not lower than
+     * the stored one, checked by the statement itself.
      */
-    public int changePermits(Connection connection, String serverName, int permits, boolean onlyUpward)
-            throws SQLException {
-        permits(connection, serverName, permits);
+    public void changePermits(Connection connection, String row, int permits, boolean onlyUpward) throws SQLException {
+        seedPermits(connection, row, permits);
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
                 + " SET fence = ?, completed_at = UTC_TIMESTAMP(6) WHERE name = ?" + (onlyUpward ? " AND fence <= ?" : ""))) {
             statement.setLong(1, permits);
-            statement.setString(2, serverName);
+            statement.setString(2, row);
             if (onlyUpward) {
                 statement.setLong(3, permits);
             }
             statement.executeUpdate();
-        }
-        return storedPermits(connection, serverName);
-    }
-
-    /** The stored number of permits, 0 without a row. */
-    private int storedPermits(Connection connection, String serverName) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT fence FROM " + table + " WHERE name = ?")) {
-            statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() ? (int) Math.min(rs.getLong(1), Integer.MAX_VALUE) : 0;
-            }
         }
     }
 
