@@ -34,6 +34,7 @@ final class LockedMethodCheck {
     private static final DotName LOCK_HANDLE = DotName.createSimple(LockHandle.class);
     /** The last parameter of a Kotlin {@code suspend} function, as the JVM sees it. */
     private static final DotName CONTINUATION = DotName.createSimple("kotlin.coroutines.Continuation");
+    private static final DotName KOTLIN_UNIT = DotName.createSimple("kotlin.Unit");
     private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
     private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
     private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
@@ -57,13 +58,6 @@ final class LockedMethodCheck {
         String description = describe(method);
         int before = errors.size();
         ReturnKind kind = returnKind(method, errors);
-        if (method.parametersCount() > 0
-                && method.parameterType(method.parametersCount() - 1).name().equals(CONTINUATION)) {
-            errors.add(description + " is a Kotlin suspend function: the interceptor sees it return at its first"
-                    + " suspension, while it still runs, and would release its lock then. Lock inside it instead:"
-                    + " locks.withLockAsync(name, wait) { uni }.awaitSuspending(), or call a blocking @Locked method from"
-                    + " withContext(Dispatchers.IO)");
-        }
         OnBusy onBusy = OnBusy.valueOf(stringValue(annotation, "onBusy", OnBusy.FAIL.name()));
         // durations as written: those holding ${...} config expressions are resolved and checked at start
         String wait = stringValue(annotation, "waitFor", "0s");
@@ -97,10 +91,9 @@ final class LockedMethodCheck {
         int handleParameter = handleParameter(method, description, errors);
         AnnotationValue interruptValue = annotation.value("interruptOnLoss");
         boolean interruptOnLoss = interruptValue != null && interruptValue.asBoolean();
-        if (interruptOnLoss && (kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE)) {
-            errors.add(description + " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + " and has"
-                    + " interruptOnLoss = true, but no thread runs its work to be interrupted. Stop the work from the"
-                    + " lock's onLost listener instead, or return a value");
+        if (interruptOnLoss && isAsync(kind)) {
+            errors.add(description + asyncly(kind) + " and has interruptOnLoss = true, but no thread runs its work to be"
+                    + " interrupted. Stop the work from the lock's onLost listener instead, or return a value");
         }
         checkMode(description, mode, permits, kind, given("atLeastFor", atLeastFor) || given("atMostFor", atMostFor),
                 tickParameter,
@@ -182,9 +175,9 @@ final class LockedMethodCheck {
         if (mode == Locked.Mode.EXCLUSIVE) {
             return;
         }
-        if (kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE) {
-            errors.add(description + " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage") + ": mode = "
-                    + mode + " takes its lock blocking. Return a value, or use mode = EXCLUSIVE");
+        if (isAsync(kind)) {
+            errors.add(description + asyncly(kind) + ": mode = " + mode + " takes its lock blocking. Return a value, or"
+                    + " use mode = EXCLUSIVE");
         }
         if (bounded) {
             errors.add(description + ": mode = " + mode + " takes no atLeastFor or atMostFor (they apply to"
@@ -256,7 +249,31 @@ final class LockedMethodCheck {
         return -1;
     }
 
+    /** Whether the method's work goes on after it returned: its lock is held until its result completes. */
+    private static boolean isAsync(ReturnKind kind) {
+        return kind == ReturnKind.UNI || kind == ReturnKind.COMPLETION_STAGE || kind.suspends();
+    }
+
+    /** How an asynchronous method returns, for messages that follow its description. */
+    private static String asyncly(ReturnKind kind) {
+        return kind.suspends() ? " is a Kotlin suspend function"
+                : " returns " + (kind == ReturnKind.UNI ? "Uni" : "CompletionStage");
+    }
+
     private static ReturnKind returnKind(MethodInfo method, List<String> errors) {
+        if (method.parametersCount() > 0) {
+            // a Kotlin suspend function, as the JVM sees it: its caller's continuation last, Continuation<? super R>
+            Type last = method.parameterType(method.parametersCount() - 1);
+            if (last.name().equals(CONTINUATION)) {
+                boolean unit = last.kind() == Type.Kind.PARAMETERIZED_TYPE
+                        && last.asParameterizedType().arguments().size() == 1
+                        && last.asParameterizedType().arguments().get(0).kind() == Type.Kind.WILDCARD_TYPE
+                        && last.asParameterizedType().arguments().get(0).asWildcardType().superBound() != null
+                        && last.asParameterizedType().arguments().get(0).asWildcardType().superBound().name()
+                                .equals(KOTLIN_UNIT);
+                return unit ? ReturnKind.SUSPEND_UNIT : ReturnKind.SUSPEND;
+            }
+        }
         Type type = method.returnType();
         if (type.kind() == Type.Kind.VOID) {
             return ReturnKind.VOID;

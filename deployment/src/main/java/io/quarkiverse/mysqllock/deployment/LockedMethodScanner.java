@@ -46,7 +46,8 @@ final class LockedMethodScanner {
             }
         }
         for (AnnotationInstance annotation : index.getAnnotations(LOCKED)) {
-            if (annotation.target().kind() == AnnotationTarget.Kind.METHOD) {
+            if (annotation.target().kind() == AnnotationTarget.Kind.METHOD
+                    && !isSuspendBody(annotation.target().asMethod())) {
                 put(found, annotation.target().asMethod(), annotation);
             }
         }
@@ -76,6 +77,14 @@ final class LockedMethodScanner {
     private static void put(Map<String, LockedMethodBuildItem> found, MethodInfo method, AnnotationInstance annotation) {
         String key = key(method);
         found.put(key, new LockedMethodBuildItem(key, method, annotation));
+    }
+
+    /**
+     * The static body kotlinc gives an open {@code suspend} function ({@code name$suspendImpl(this, ..., continuation)}),
+     * with the function's annotations: the function itself, which calls it, is the one intercepted.
+     */
+    private static boolean isSuspendBody(MethodInfo method) {
+        return Modifier.isStatic(method.flags()) && method.name().endsWith("$suspendImpl");
     }
 
     private static boolean isBusinessMethod(MethodInfo method) {

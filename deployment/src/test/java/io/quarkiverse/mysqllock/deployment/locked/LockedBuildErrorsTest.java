@@ -48,7 +48,7 @@ class LockedBuildErrorsTest {
             "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work",
             "Bad#twoHandles() has more than one LockHandle parameter",
             "Bad#unknownDataSource(): datasource = \"nowhere\" is not a MySQL or MariaDB datasource of the application",
-            "Bad#suspending() is a Kotlin suspend function: the interceptor sees it return at its first suspension",
+            "Bad#suspending() is a Kotlin suspend function and has interruptOnLoss = true, but no thread runs its work",
             "Bad#configuredName(): lock name template \"job:${job.name}\" holds a config expression",
             "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
             "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
@@ -118,8 +118,8 @@ class LockedBuildErrorsTest {
         public void configuredName() {
         }
 
-        /** What kotlinc makes of {@code @Locked("suspending") suspend fun suspending()}. */
-        @Locked("suspending")
+        /** What kotlinc makes of {@code @Locked("suspending", interruptOnLoss = true) suspend fun suspending()}. */
+        @Locked(value = "suspending", interruptOnLoss = true)
         public Object suspending(kotlin.coroutines.Continuation<? super kotlin.Unit> continuation) {
             return kotlin.Unit.INSTANCE;
         }

@@ -71,6 +71,7 @@ public class LockedInterceptor {
         String name = method.lockName(context.getParameters());
         return switch (method.kind) {
             case UNI -> lockUni(context, method, name);
+            case SUSPEND, SUSPEND_UNIT -> lockSuspending(context, method, name);
             case COMPLETION_STAGE -> lockCompletionStage(context, method, name);
             default -> lockBlocking(context, method, name);
         };
@@ -146,10 +147,25 @@ public class LockedInterceptor {
     private Object proceedAsync(InvocationContext context, LockedMethod method, LockHandle handle) throws Exception {
         MethodLock previous = given(context, method, handle).enter();
         try {
-            return returned(context.proceed(), method);
+            return method.kind.suspends() ? SuspendCall.run(context) : returned(context.proceed(), method);
         } finally {
             MethodLock.restore(previous);
         }
+    }
+
+    /**
+     * A Kotlin {@code suspend} function: held as a {@code Uni} method's lock is, from the call to the function's
+     * completion (not its first suspension), its caller suspended meanwhile and resumed with the outcome. The function's
+     * own calls of itself when it resumes pass through.
+     */
+    private Object lockSuspending(InvocationContext context, LockedMethod method, String name) throws Exception {
+        Object[] arguments = context.getParameters();
+        Object caller = arguments[arguments.length - 1];
+        if (SuspendCall.resumes(caller, context.getMethod())) {
+            return context.proceed();
+        }
+        return SuspendCall.suspendUntil(caller, (Uni<?>) lockUni(context, method, name),
+                method.kind == ReturnKind.SUSPEND_UNIT);
     }
 
     /** The method's body ended: the lock is no longer the thread's current one, and a loss interrupts no more. */

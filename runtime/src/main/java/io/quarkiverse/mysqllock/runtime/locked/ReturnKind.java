@@ -6,5 +6,14 @@ public enum ReturnKind {
     VALUE,
     OPTIONAL,
     COMPLETION_STAGE,
-    UNI
+    UNI,
+    /** A Kotlin {@code suspend} function returning a value: its last parameter is the caller's continuation. */
+    SUSPEND,
+    /** A Kotlin {@code suspend} function returning {@code Unit}. */
+    SUSPEND_UNIT;
+
+    /** Whether it is a Kotlin {@code suspend} function. */
+    public boolean suspends() {
+        return this == SUSPEND || this == SUSPEND_UNIT;
+    }
 }
