@@ -35,6 +35,9 @@ final class LockedMethodCheck {
     /** The last parameter of a Kotlin {@code suspend} function, as the JVM sees it. */
     private static final DotName CONTINUATION = DotName.createSimple("kotlin.coroutines.Continuation");
     private static final DotName KOTLIN_UNIT = DotName.createSimple("kotlin.Unit");
+    /** What kotlinc puts on every class it compiles: a {@code Continuation} parameter elsewhere is no suspend function. */
+    private static final DotName KOTLIN_METADATA = DotName.createSimple("kotlin.Metadata");
+    private static final DotName OBJECT = DotName.createSimple("java.lang.Object");
     private static final DotName SCHEDULED_EXECUTION = DotName.createSimple("io.quarkus.scheduler.ScheduledExecution");
     private static final DotName SCHEDULED = DotName.createSimple("io.quarkus.scheduler.Scheduled");
     private static final DotName SCHEDULES = DotName.createSimple("io.quarkus.scheduler.Scheduled$Schedules");
@@ -98,7 +101,12 @@ final class LockedMethodCheck {
         checkMode(description, mode, permits, kind, given("atLeastFor", atLeastFor) || given("atMostFor", atMostFor),
                 tickParameter,
                 errors);
-        if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
+        if (onBusy == OnBusy.SKIP && kind == ReturnKind.SUSPEND) {
+            errors.add(description + " is a Kotlin suspend function that returns a value and has onBusy = SKIP, which"
+                    + " returns null: the build cannot tell a nullable result from the bytecode. Return Unit, or use"
+                    + " onBusy = FAIL and catch LockNotAcquiredException");
+        } else if (onBusy == OnBusy.SKIP && kind == ReturnKind.VALUE
+                && method.returnType().kind() == Type.Kind.PRIMITIVE) {
             errors.add(description + " returns " + method.returnType() + " and has onBusy = SKIP, which returns"
                     + " null: return a reference type, Optional, Uni or CompletionStage, or use onBusy = FAIL");
         } else if (tickParameter >= 0 && kind == ReturnKind.VALUE && method.returnType().kind() == Type.Kind.PRIMITIVE) {
@@ -264,7 +272,8 @@ final class LockedMethodCheck {
         if (method.parametersCount() > 0) {
             // a Kotlin suspend function, as the JVM sees it: its caller's continuation last, Continuation<? super R>
             Type last = method.parameterType(method.parametersCount() - 1);
-            if (last.name().equals(CONTINUATION)) {
+            if (last.name().equals(CONTINUATION) && method.declaringClass().declaredAnnotation(KOTLIN_METADATA) != null
+                    && method.returnType().name().equals(OBJECT)) {
                 boolean unit = last.kind() == Type.Kind.PARAMETERIZED_TYPE
                         && last.asParameterizedType().arguments().size() == 1
                         && last.asParameterizedType().arguments().get(0).kind() == Type.Kind.WILDCARD_TYPE

@@ -19,6 +19,7 @@ import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethods;
 import io.quarkiverse.mysqllock.runtime.locked.LockedRecorder;
+import io.quarkiverse.mysqllock.runtime.locked.Suspending;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
@@ -30,6 +31,7 @@ import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 import io.quarkus.deployment.builditem.GeneratedClassBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.ServiceStartBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
 import io.quarkus.runtime.RuntimeValue;
 
@@ -46,6 +48,18 @@ class LockedProcessor {
     AdditionalBeanBuildItem interceptor() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
                 .setUnremovable().build();
+    }
+
+    /**
+     * Kotlin {@code suspend} functions are run by a class that names Kotlin's types, loaded by name: registered (for a
+     * native image) only where the application has such a function, and so Kotlin.
+     */
+    @BuildStep
+    void suspendSupport(List<CheckedLockedMethodBuildItem> checkedMethods,
+            BuildProducer<ReflectiveClassBuildItem> reflective) {
+        if (checkedMethods.stream().anyMatch(method -> method.kind.suspends())) {
+            reflective.produce(ReflectiveClassBuildItem.builder(Suspending.IMPLEMENTATION).constructors().build());
+        }
     }
 
     /** Every method a {@code @Locked} annotation applies to, in key order. */

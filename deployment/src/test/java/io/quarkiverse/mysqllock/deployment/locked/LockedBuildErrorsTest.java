@@ -20,7 +20,8 @@ import io.smallrye.mutiny.Uni;
 class LockedBuildErrorsTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = StartupFailure.expect(LockApp.app(StartupFailure.class, Bad.class, Order.class),
+    static final QuarkusUnitTest app = StartupFailure.expect(
+            LockApp.app(StartupFailure.class, Bad.class, BadKotlin.class, Order.class),
             "Invalid @Locked usage",
             "Bad#missingParameter(): lock name template \"order:{orderId}\" refers to parameter 'orderId', which the"
                     + " method does not have (parameters: id)",
@@ -48,7 +49,8 @@ class LockedBuildErrorsTest {
             "Bad#interruptedUni() returns Uni and has interruptOnLoss = true, but no thread runs its work",
             "Bad#twoHandles() has more than one LockHandle parameter",
             "Bad#unknownDataSource(): datasource = \"nowhere\" is not a MySQL or MariaDB datasource of the application",
-            "Bad#suspending() is a Kotlin suspend function and has interruptOnLoss = true, but no thread runs its work",
+            "BadKotlin#suspending() is a Kotlin suspend function and has interruptOnLoss = true, but no thread runs its work",
+            "BadKotlin#skippingValue() is a Kotlin suspend function that returns a value and has onBusy = SKIP",
             "Bad#configuredName(): lock name template \"job:${job.name}\" holds a config expression",
             "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
             "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
@@ -60,6 +62,23 @@ class LockedBuildErrorsTest {
     }
 
     public record Order(String id) {
+    }
+
+    /** Kotlin code as kotlinc compiles it: its class carries {@code @kotlin.Metadata}. */
+    @kotlin.Metadata
+    @ApplicationScoped
+    public static class BadKotlin {
+        /** {@code @Locked("suspending", interruptOnLoss = true) suspend fun suspending()}. */
+        @Locked(value = "suspending", interruptOnLoss = true)
+        public Object suspending(kotlin.coroutines.Continuation<? super kotlin.Unit> continuation) {
+            return kotlin.Unit.INSTANCE;
+        }
+
+        /** {@code @Locked("counted", onBusy = SKIP) suspend fun skippingValue(): Int}. */
+        @Locked(value = "counted", onBusy = OnBusy.SKIP)
+        public Object skippingValue(kotlin.coroutines.Continuation<? super Integer> continuation) {
+            return 1;
+        }
     }
 
     @ApplicationScoped
@@ -116,12 +135,6 @@ class LockedBuildErrorsTest {
 
         @Locked("job:${job.name}")
         public void configuredName() {
-        }
-
-        /** What kotlinc makes of {@code @Locked("suspending", interruptOnLoss = true) suspend fun suspending()}. */
-        @Locked(value = "suspending", interruptOnLoss = true)
-        public Object suspending(kotlin.coroutines.Continuation<? super kotlin.Unit> continuation) {
-            return kotlin.Unit.INSTANCE;
         }
 
         @Locked(value = "nowhere", datasource = "nowhere")

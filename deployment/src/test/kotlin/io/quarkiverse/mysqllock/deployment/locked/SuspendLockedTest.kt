@@ -41,10 +41,13 @@ class SuspendLockedTest {
     @Unremovable // looked up, not injected
     class Jobs {
         val runs = AtomicInteger()
+        @Volatile
+        var startedOn: String? = null
 
         @Locked("suspend:guarded")
         suspend fun guarded(inside: CompletableDeferred<Unit>, leave: CompletableDeferred<Unit>): Int {
             runs.incrementAndGet()
+            startedOn = Thread.currentThread().name
             inside.complete(Unit)
             leave.await() // suspended here, the lock still held
             delay(5) // and again
@@ -70,6 +73,24 @@ class SuspendLockedTest {
 
         @Locked("suspend:direct")
         suspend fun direct(): String = "without suspending"
+
+        @Locked("suspend:early")
+        suspend fun early(fail: Boolean): Int {
+            if (fail) {
+                throw IllegalArgumentException("it failed before suspending")
+            }
+            delay(1)
+            return 1
+        }
+
+        /** The lock is current in the body until its first suspension: its handle can be kept. */
+        @Locked("suspend:current")
+        suspend fun token(): Long {
+            val lock = Arc.container().instance(LockManager::class.java).get().currentLock().orElseThrow()
+            delay(1)
+            check(lock.isValid) { "the kept handle is valid after the suspension" }
+            return lock.fencingToken()
+        }
     }
 
     private val jobs: Jobs get() = Arc.container().instance(Jobs::class.java).get()
@@ -88,6 +109,7 @@ class SuspendLockedTest {
         runBlocking(Dispatchers.Default) { jobs.skipping() } // skipped, busy
         assertThat(jobs.runs.get()).isEqualTo(1)
 
+        assertThat(jobs.startedOn).`as`("started on the caller's dispatcher").startsWith("DefaultDispatcher-worker")
         leave.complete(Unit)
         assertThat(withTimeout(deadline.toMillis()) { first.await() }).isEqualTo(42)
         assertThat(LockApp.freeFor(locks, "suspend:guarded")).`as`("released at completion").isTrue()
@@ -100,6 +122,20 @@ class SuspendLockedTest {
         assertThatThrownBy { runBlocking(Dispatchers.Default) { jobs.failing() } }
             .isInstanceOf(IllegalStateException::class.java).hasMessage("it failed after a suspension")
         assertThat(LockApp.freeFor(locks, "suspend:failing")).isTrue()
+    }
+
+    @Test
+    fun aFailureBeforeAnySuspensionReachesTheCallerAndReleasesTheLock() {
+        assertThatThrownBy { runBlocking(Dispatchers.Default) { jobs.early(true) } }
+            .isInstanceOf(IllegalArgumentException::class.java).hasMessage("it failed before suspending")
+        assertThat(LockApp.freeFor(locks, "suspend:early")).isTrue()
+        assertThat(runBlocking(Dispatchers.Default) { jobs.early(false) }).isEqualTo(1)
+    }
+
+    @Test
+    fun theBodyFindsItsLockCurrentBeforeItsFirstSuspension() {
+        assertThat(runBlocking(Dispatchers.Default) { jobs.token() }).isPositive()
+        assertThat(LockApp.freeFor(locks, "suspend:current")).isTrue()
     }
 
     @Test

@@ -145,9 +145,13 @@ public class LockedInterceptor {
      * runs later, on other threads, reaches the lock through a {@code LockHandle} parameter).
      */
     private Object proceedAsync(InvocationContext context, LockedMethod method, LockHandle handle) throws Exception {
-        MethodLock previous = given(context, method, handle).enter();
+        MethodLock lock = given(context, method, handle);
+        if (method.kind.suspends()) {
+            return Suspending.get().run(context, lock); // the body starts later, on the caller's dispatcher
+        }
+        MethodLock previous = lock.enter();
         try {
-            return method.kind.suspends() ? SuspendCall.run(context) : returned(context.proceed(), method);
+            return returned(context.proceed(), method);
         } finally {
             MethodLock.restore(previous);
         }
@@ -155,16 +159,13 @@ public class LockedInterceptor {
 
     /**
      * A Kotlin {@code suspend} function: held as a {@code Uni} method's lock is, from the call to the function's
-     * completion (not its first suspension), its caller suspended meanwhile and resumed with the outcome. The function's
-     * own calls of itself when it resumes pass through.
+     * completion (not its first suspension), its caller suspended meanwhile and resumed with the outcome. ArC intercepts
+     * only open suspend functions, whose resumptions run kotlinc's static body ({@code name$suspendImpl}) without
+     * passing here again.
      */
-    private Object lockSuspending(InvocationContext context, LockedMethod method, String name) throws Exception {
+    private Object lockSuspending(InvocationContext context, LockedMethod method, String name) {
         Object[] arguments = context.getParameters();
-        Object caller = arguments[arguments.length - 1];
-        if (SuspendCall.resumes(caller, context.getMethod())) {
-            return context.proceed();
-        }
-        return SuspendCall.suspendUntil(caller, (Uni<?>) lockUni(context, method, name),
+        return Suspending.get().suspendUntil(arguments[arguments.length - 1], (Uni<?>) lockUni(context, method, name),
                 method.kind == ReturnKind.SUSPEND_UNIT);
     }
 

@@ -1,9 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
-import java.lang.reflect.Method;
-
 import jakarta.interceptor.InvocationContext;
 
+import io.quarkiverse.mysqllock.runtime.MethodLock;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import kotlin.ResultKt;
@@ -20,37 +19,28 @@ import kotlin.coroutines.intrinsics.IntrinsicsKt;
  * continuation. The interceptor makes the call a {@code Uni} (run under the lock as a {@code Uni} method's is), suspends
  * the caller meanwhile, and resumes it, through the caller's dispatcher, with the outcome once the lock is released.
  * <p>
- * Only loaded for applications with such methods, so Kotlin is needed only by them.
+ * Loaded by name ({@link Suspending}) for applications with such methods only, so Kotlin is needed only by them.
  */
-final class SuspendCall {
+public final class SuspendCall implements Suspending {
 
-    private SuspendCall() {
-    }
-
-    /**
-     * Whether this call resumes a run of the method already under way: a suspend function resumed after a suspension
-     * calls itself again with its own continuation (a class the compiler made inside the method), and goes through the
-     * interceptor again; that call must run as it is, under the lock its first call holds.
-     */
-    static boolean resumes(Object continuation, Method method) {
-        Method enclosing = continuation.getClass().getEnclosingMethod();
-        return enclosing != null && enclosing.getName().equals(method.getName())
-                && enclosing.getDeclaringClass().equals(method.getDeclaringClass())
-                && enclosing.getParameterCount() == method.getParameterCount();
+    public SuspendCall() {
     }
 
     /**
      * The method's run as a {@code Uni}: at subscription, the method starts on the caller's dispatcher with a
      * continuation of its own, which emits its outcome; one that returns without suspending emits at once.
      */
+    @Override
     @SuppressWarnings("unchecked")
-    static Uni<Object> run(InvocationContext context) {
+    public Uni<Object> run(InvocationContext context, MethodLock lock) {
         Object[] arguments = context.getParameters();
         int last = arguments.length - 1;
         Continuation<Object> caller = (Continuation<Object>) arguments[last];
         return Uni.createFrom().emitter(emitter -> dispatch(caller.getContext(), () -> {
             arguments[last] = new Emitting(caller.getContext(), emitter);
             context.setParameters(arguments);
+            // the lock is current until the body's first suspension (the body may keep currentLock()'s handle)
+            MethodLock previous = lock.enter();
             try {
                 Object result = context.proceed();
                 if (result != IntrinsicsKt.getCOROUTINE_SUSPENDED()) {
@@ -58,6 +48,8 @@ final class SuspendCall {
                 }
             } catch (Throwable failure) {
                 emitter.fail(failure);
+            } finally {
+                MethodLock.restore(previous);
             }
         }));
     }
@@ -67,8 +59,9 @@ final class SuspendCall {
      * method, a null item: {@code Unit} where the method returns it, null otherwise) or the failure; answered at once
      * when it ended before this returns (as {@code suspendCoroutine} does).
      */
+    @Override
     @SuppressWarnings("unchecked")
-    static Object suspendUntil(Object caller, Uni<?> outcome, boolean returnsUnit) {
+    public Object suspendUntil(Object caller, Uni<?> outcome, boolean returnsUnit) {
         SafeContinuation<Object> resumed = new SafeContinuation<>(IntrinsicsKt.intercepted((Continuation<Object>) caller));
         outcome.subscribe().with(item -> resumed.resumeWith(item == null && returnsUnit ? Unit.INSTANCE : item),
                 failure -> resumed.resumeWith(ResultKt.createFailure(failure)));
