@@ -171,16 +171,24 @@ public final class HeadlessChromium implements AutoCloseable {
         if (socket != null) {
             socket.close();
         }
+        // its helpers (renderer, GPU, zygote) first: they outlive the browser for a moment, writing into the profile
+        java.util.List<ProcessHandle> helpers = process.descendants().toList();
+        helpers.forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {
             process.waitFor(10, TimeUnit.SECONDS);
+            for (ProcessHandle helper : helpers) {
+                helper.onExit().get(10, TimeUnit.SECONDS);
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            // a helper still running: its files may be left behind
         }
         try (var files = Files.walk(profile)) {
             files.sorted(java.util.Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-        } catch (IOException e) {
-            // a temporary directory left behind
+        } catch (IOException | java.io.UncheckedIOException e) {
+            // a temporary directory left behind (a file vanished under the walk): the test is not about it
         }
     }
 }

@@ -26,6 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import com.fasterxml.jackson.databind.JsonNode;
 
+import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.DevUiJsonRpc;
@@ -183,9 +184,11 @@ class DevUiJsonRpcTest {
 
     @ApplicationScoped
     public static class HeldFromStart {
+        /** Kept: a handle nobody references is released as leaked once the garbage collector finds it. */
+        static volatile LockHandle held;
 
         void start(@Observes StartupEvent event, LockManager locks) {
-            locks.acquire("devui:held");
+            held = locks.acquire("devui:held");
         }
     }
 }
