@@ -140,13 +140,10 @@ class MySqlLockProcessor {
         if (tracing) {
             unremovable.produce(UnremovableBeanBuildItem.beanTypes(DotName.createSimple("io.opentelemetry.api.OpenTelemetry")));
         }
-        // quarkus.mysql-lock."name".* must name a datasource that has locks (in-memory: any, as its manager serves all)
-        Set<String> named = new TreeSet<>(
-                LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, lockDataSource.inMemory()));
-        if (lockDataSource.inMemory()) {
-            dataSources.forEach(dataSource -> named.add(dataSource.getName()));
-        }
-        recorder.checkDataSourceSettings(named);
+        // quarkus.mysql-lock."name".* must name a datasource that has locks in a database build (in-memory too: the
+        // settings are the same file's)
+        recorder.checkDataSourceSettings(
+                new TreeSet<>(LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, false)));
         if (lockDataSource.inMemory()) {
             // the lock datasource's manager only, with nothing injected: it needs no datasource; @DataSource is a
             // qualifier only where Agroal has datasources

@@ -17,10 +17,14 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
 
     /**
-     * A map key that the deprecated {@code quarkus.mysql-lock.lease.table} and {@code lease.create-table} also make
-     * (they read as {@code table} and {@code create-table} of a datasource named {@code lease}).
+     * Map keys that application-wide settings also make, read as a datasource's: the deprecated
+     * {@code quarkus.mysql-lock.lease.table} and {@code lease.create-table} ({@code table} and {@code create-table} of
+     * a datasource {@code lease}), and, from environment variables, whose dashes and dots look alike,
+     * {@code QUARKUS_MYSQL_LOCK_CREATE_TABLE} ({@code table} of {@code create}) and
+     * {@code QUARKUS_MYSQL_LOCK_LEASE_CREATE_TABLE} ({@code table} of {@code lease-create}). Not datasource names, unless
+     * the application has such a datasource.
      */
-    private static final String DEPRECATED_SECTION = "lease";
+    private static final Set<String> APPLICATION_WIDE_LOOKALIKES = Set.of("lease", "create", "lease-create");
 
     private final MySqlLockRuntimeConfig all;
     private final String dataSource;
@@ -55,7 +59,7 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
     static void checkNames(MySqlLockRuntimeConfig all, Set<String> managed) {
         Set<String> unknown = new TreeSet<>(all.datasources().keySet());
         unknown.removeAll(managed);
-        unknown.remove(DEPRECATED_SECTION);
+        unknown.removeAll(APPLICATION_WIDE_LOOKALIKES);
         if (!unknown.isEmpty()) {
             throw new ConfigurationException("quarkus.mysql-lock.\"" + unknown.iterator().next() + "\".* names no MySQL"
                     + " or MariaDB datasource of this application (datasources with locks: " + String.join(", ",

@@ -114,7 +114,10 @@ public final class MySqlLockManagerFactory {
             table = new LockTable(movedSetting(config.table(), config.lease().table(), "table", "mysql_lock"),
                     movedSetting(config.createTable(), config.lease().createTable(), "create-table", true));
         } catch (IllegalArgumentException e) {
-            throw new ConfigurationException(e.getMessage(), e);
+            // named under the key the value came from: the datasource's own, where it set one
+            throw new ConfigurationException(e.getMessage()
+                    .replace("quarkus.mysql-lock.namespace=", key(config, "namespace") + "=")
+                    .replace("quarkus.mysql-lock.table=", key(config, "table") + "="), e);
         }
 
         Duration ttl = config.lease().ttl();

@@ -5,6 +5,8 @@ import java.util.function.Function;
 
 import jakarta.transaction.TransactionManager;
 
+import org.jboss.logging.Logger;
+
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
@@ -14,10 +16,11 @@ import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 import io.quarkus.arc.SyntheticCreationalContext;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
-import io.quarkus.runtime.configuration.ConfigurationException;
 
 @Recorder
 public class MySqlLockRecorder {
+
+    private static final Logger LOG = Logger.getLogger(MySqlLockRecorder.class);
 
     private final RuntimeValue<MySqlLockRuntimeConfig> config;
 
@@ -54,10 +57,10 @@ public class MySqlLockRecorder {
         return context -> {
             MySqlLockRuntimeConfig runtime = config.getValue();
             if (runtime.mode() == MySqlLockRuntimeConfig.Mode.NAMED || runtime.mode() == MySqlLockRuntimeConfig.Mode.LEASE) {
-                throw new ConfigurationException("quarkus.mysql-lock.mode=" + runtime.mode().toString().toLowerCase()
-                        + " at run time, but the application was built for in-memory locks"
-                        + " (quarkus.mysql-lock.in-memory=true), which is fixed when it is built: build it again"
-                        + " without it for a database engine");
+                // the production engine, in the same file as %test.quarkus.mysql-lock.in-memory=true
+                LOG.infof("Distributed locks: in memory (quarkus.mysql-lock.in-memory=true, fixed when the application"
+                        + " was built); quarkus.mysql-lock.mode=%s applies to builds without it",
+                        runtime.mode().toString().toLowerCase());
             }
             return MySqlLockManagerFactory.createInMemory(dataSourceName, runtime, metrics(dataSourceName, micrometer),
                     spans(tracing));
