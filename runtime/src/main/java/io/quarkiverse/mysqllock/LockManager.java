@@ -111,7 +111,9 @@ public interface LockManager {
     Optional<LockHandle> currentLock();
 
     /** One attempt, no wait: the handle if the lock was free, empty if someone else holds it. */
-    Optional<LockHandle> tryAcquire(String name);
+    default Optional<LockHandle> tryAcquire(String name) {
+        return tryAcquire(name, Duration.ZERO);
+    }
 
     /** Waits up to {@code wait}: the handle, or empty if the lock is still held by someone else when the wait ends. */
     Optional<LockHandle> tryAcquire(String name, Duration wait);
@@ -143,7 +145,9 @@ public interface LockManager {
     <T> Uni<T> withLockAsync(String name, Duration wait, Supplier<Uni<T>> action);
 
     /** As {@link #withLock(String, Duration, Callable)} for an action without a result. */
-    void withLock(String name, Duration wait, Runnable action);
+    default void withLock(String name, Duration wait, Runnable action) {
+        withLock(name, wait, callable("withLock", action));
+    }
 
     /**
      * Runs {@code action} under the lock if it is free now (one attempt, no wait), and says whether it ran: the
@@ -154,13 +158,28 @@ public interface LockManager {
      * @return {@link LockedRun#ran()} with the action's result, or not run if someone else held the lock
      * @throws LockNotAcquiredException if the lock could not be asked for (no connection, a database error)
      */
-    <T> LockedRun<T> tryWithLock(String name, Callable<T> action);
+    default <T> LockedRun<T> tryWithLock(String name, Callable<T> action) {
+        return tryWithLock(name, Duration.ZERO, action);
+    }
 
     /** As {@link #tryWithLock(String, Callable)}, waiting up to {@code wait} for the lock. */
     <T> LockedRun<T> tryWithLock(String name, Duration wait, Callable<T> action);
 
     /** As {@link #tryWithLock(String, Callable)} for an action without a result. */
-    LockedRun<Void> tryWithLock(String name, Runnable action);
+    default LockedRun<Void> tryWithLock(String name, Runnable action) {
+        return tryWithLock(name, Duration.ZERO, callable("tryWithLock", action));
+    }
+
+    /** A runnable as a callable without a result; null refused, naming the method. */
+    private static Callable<Void> callable(String method, Runnable action) {
+        if (action == null) {
+            throw new IllegalArgumentException(method + " action must not be null");
+        }
+        return () -> {
+            action.run();
+            return null;
+        };
+    }
 
     /**
      * The lock {@code name} as a {@link java.util.concurrent.locks.Lock}, for code written against that interface:

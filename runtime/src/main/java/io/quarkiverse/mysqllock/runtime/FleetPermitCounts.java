@@ -11,6 +11,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.runtime.coordination.PermitCounts;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.features.TableRecords;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 
 /**

@@ -11,7 +11,9 @@ import java.util.concurrent.locks.Lock;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 
 /**
  * A distributed lock as a {@link Lock} ({@code LockManager.asLock}): each {@code lock()} of a thread holds a handle
@@ -95,7 +97,7 @@ final class LockView implements Lock {
         }
         ControlledHandle handle;
         try {
-            handle = locks.acquire(name, wait, Duration.ZERO, false);
+            handle = locks.acquireForMethod(name, LockOptions.waitingUpTo(wait), WhenBusy.NOTHING, null);
         } catch (LockNotAcquiredException e) {
             if (Thread.interrupted() || e.getCause() instanceof InterruptedException) {
                 InterruptedException interrupted = new InterruptedException("Interrupted while waiting for lock '" + name

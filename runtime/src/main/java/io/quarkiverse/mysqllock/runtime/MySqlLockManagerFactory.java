@@ -1,9 +1,14 @@
 package io.quarkiverse.mysqllock.runtime;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import jakarta.enterprise.inject.Any;
+import jakarta.enterprise.inject.spi.Bean;
+import jakarta.inject.Singleton;
 import jakarta.transaction.TransactionManager;
 
 import org.jboss.logging.Logger;
@@ -13,6 +18,8 @@ import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.features.TableRecords;
+import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -26,6 +33,9 @@ import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkus.arc.Arc;
+import io.quarkus.arc.ArcContainer;
+import io.quarkus.arc.InjectableContext;
 import io.quarkus.runtime.LaunchMode;
 import io.quarkus.runtime.configuration.ConfigurationException;
 
@@ -42,6 +52,22 @@ public final class MySqlLockManagerFactory {
     static final Duration MEMBERSHIP_CLOCK_MARGIN = Duration.ofMillis(200);
 
     private MySqlLockManagerFactory() {
+    }
+
+    /**
+     * The lock managers in use: the lock datasource's, and those of other datasources once injected somewhere. A
+     * datasource nobody takes locks from is left alone (creating its manager to look at it would make its outage ours).
+     */
+    public static List<MySqlLockManager> created() {
+        ArcContainer arc = Arc.container();
+        InjectableContext singletons = arc.getActiveContext(Singleton.class);
+        List<MySqlLockManager> managers = new ArrayList<>();
+        for (Bean<?> bean : arc.beanManager().getBeans(MySqlLockManager.class, Any.Literal.INSTANCE)) {
+            if (singletons.get(bean) instanceof MySqlLockManager manager) {
+                managers.add(manager);
+            }
+        }
+        return managers;
     }
 
     public static MySqlLockManager create(AgroalDataSource dataSource, String dataSourceName, MySqlLockRuntimeConfig config) {

@@ -27,10 +27,11 @@ class PackageLayersTest {
             "runtime");
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-            Map.entry("", Set.of("coordination", "engine", "fleet", "jdbc", "lease", "memory", "metrics", "named", "table",
-                    "topology", "tracing")),
+            Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "lease", "memory", "metrics", "named",
+                    "table", "topology", "tracing")),
+            Map.entry("features", Set.of("coordination", "engine", "jdbc", "memory", "named", "table")),
             Map.entry("memory", Set.of("engine", "jdbc")),
-            Map.entry("locked", Set.of("", "coordination", "engine", "jdbc")),
+            Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),
             Map.entry("metrics", Set.of("engine")),

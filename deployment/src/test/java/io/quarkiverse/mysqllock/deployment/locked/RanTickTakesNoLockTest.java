@@ -9,10 +9,12 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
 
@@ -42,18 +44,23 @@ class RanTickTakesNoLockTest {
             try (StandaloneLocks instance = StandaloneLocks.Settings.of("ran-tick-" + mode).mode(mode).metrics(counting)
                     .table("ran_tick_" + mode.name().toLowerCase()).start()) {
                 String job = "ran-tick:" + mode;
-                ControlledHandle first = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_000);
+                ControlledHandle first = instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO),
+                        WhenBusy.NOTHING, 1_000L);
                 assertThat(first).as("tick 1000 runs").isNotNull();
                 first.release();
                 acquisitions.set(0);
 
-                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_000)).as("tick 1000 again")
+                assertThat(
+                        instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 1_000L))
+                        .as("tick 1000 again")
                         .isNull();
-                assertThat(instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 999)).as("an earlier tick")
+                assertThat(instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 999L))
+                        .as("an earlier tick")
                         .isNull();
                 assertThat(acquisitions.get()).as("%s: acquisitions for ticks that ran", mode).isZero();
 
-                ControlledHandle next = instance.locks.acquireTick(job, Duration.ZERO, Duration.ZERO, false, 1_001);
+                ControlledHandle next = instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO),
+                        WhenBusy.NOTHING, 1_001L);
                 assertThat(next).as("the next tick runs").isNotNull();
                 next.release();
             }

@@ -24,7 +24,7 @@ import io.quarkus.test.QuarkusUnitTest;
  */
 class LongHoldWarningTest {
 
-    private static final String LOGGER = "io.quarkiverse.mysqllock.runtime.LongHolds";
+    private static final String LOGGER = "io.quarkiverse.mysqllock.runtime.features.LongHolds";
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()

@@ -7,6 +7,7 @@ import java.util.Map;
 
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.smallrye.common.annotation.Blocking;
 
@@ -21,7 +22,7 @@ public class MySqlLockJsonRpcService {
     @Blocking
     public List<Map<String, Object>> getManagers() {
         List<Map<String, Object>> managers = new ArrayList<>();
-        for (MySqlLockManager manager : MySqlLockManager.created()) {
+        for (MySqlLockManager manager : MySqlLockManagerFactory.created()) {
             Map<String, Object> entry = new LinkedHashMap<>();
             entry.put("datasource", manager.dataSourceName());
             EngineHealth health = manager.health();
@@ -48,7 +49,7 @@ public class MySqlLockJsonRpcService {
 
     /** The card's label: how many locks this instance holds. */
     public String getHeldCount() {
-        return String.valueOf(MySqlLockManager.created().stream().mapToInt(manager -> manager.held().size()).sum());
+        return String.valueOf(MySqlLockManagerFactory.created().stream().mapToInt(manager -> manager.held().size()).sum());
     }
 
     /**
@@ -58,7 +59,7 @@ public class MySqlLockJsonRpcService {
     @Blocking
     public Map<String, Object> forceRelease(String datasource, String name) {
         Map<String, Object> outcome = new LinkedHashMap<>();
-        MySqlLockManager manager = MySqlLockManager.created().stream()
+        MySqlLockManager manager = MySqlLockManagerFactory.created().stream()
                 .filter(candidate -> candidate.dataSourceName().equals(datasource)).findFirst().orElse(null);
         if (manager == null) {
             outcome.put("released", false);

@@ -10,6 +10,7 @@ import org.eclipse.microprofile.health.HealthCheckResponseBuilder;
 import org.eclipse.microprofile.health.Readiness;
 
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 
 /**
@@ -27,7 +28,7 @@ public class MySqlLockHealthCheck implements HealthCheck {
     @Override
     public HealthCheckResponse call() {
         HealthCheckResponseBuilder builder = HealthCheckResponse.named(NAME).up();
-        List<MySqlLockManager> managers = MySqlLockManager.created();
+        List<MySqlLockManager> managers = MySqlLockManagerFactory.created();
         boolean several = managers.size() > 1;
         for (MySqlLockManager manager : managers) {
             EngineHealth health = manager.health();

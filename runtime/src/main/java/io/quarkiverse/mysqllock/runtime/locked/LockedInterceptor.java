@@ -24,13 +24,14 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockSkipped;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
-import io.quarkiverse.mysqllock.runtime.HandleReleases;
-import io.quarkiverse.mysqllock.runtime.MethodLock;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics.MethodOutcome;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;
 import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
+import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
+import io.quarkiverse.mysqllock.runtime.features.MethodLock;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
@@ -87,10 +88,8 @@ public class LockedInterceptor {
         LockHandle handle;
         try {
             handle = method.mode != Locked.Mode.EXCLUSIVE ? acquireShared(method, name)
-                    : method.tickParameter < 0
-                            ? manager(method).acquire(name, method.waitFor(), method.atMostFor(), method.onBusy == OnBusy.FAIL)
-                            : manager(method).acquireTick(name, method.waitFor(), method.atMostFor(),
-                                    method.onBusy == OnBusy.FAIL, method.tick(context.getParameters()));
+                    : manager(method).acquireForMethod(name, method.options,
+                            method.onBusy == OnBusy.FAIL ? WhenBusy.THROW : WhenBusy.NOTHING, tick(context, method));
         } catch (RuntimeException e) {
             ended(method, MethodOutcome.NOT_ACQUIRED, start);
             throw e;
@@ -275,9 +274,12 @@ public class LockedInterceptor {
 
     /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
     private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
-        return method.tickParameter < 0 ? manager(method).acquireAsync(name, method.waitFor(), method.atMostFor())
-                : manager(method).acquireTickAsync(name, method.waitFor(), method.atMostFor(),
-                        method.tick(context.getParameters()));
+        return manager(method).acquireForMethodAsync(name, method.options, tick(context, method));
+    }
+
+    /** The scheduled fire time of this run, for a method that claims its ticks; null otherwise. */
+    private static Long tick(InvocationContext context, LockedMethod method) {
+        return method.tickParameter < 0 ? null : method.tick(context.getParameters());
     }
 
     private static boolean skips(LockedMethod method, Throwable failure) {
@@ -311,7 +313,7 @@ public class LockedInterceptor {
      */
     private LockLostException release(LockHandle handle, LockedMethod method, long start) {
         return handle instanceof ControlledHandle controlled
-                ? manager(method).heldAtLeast(controlled, start, method.options.atLeastFor()).releaseReportingLoss()
+                ? manager(method).held(controlled, start, method.options).releaseReportingLoss()
                 : HandleReleases.releaseReportingLoss(handle);
     }
 

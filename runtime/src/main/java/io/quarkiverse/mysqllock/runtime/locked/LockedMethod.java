@@ -98,11 +98,6 @@ public final class LockedMethod {
         return options.waitTime().orElse(Duration.ZERO);
     }
 
-    /** The cap of the hold; zero for none. */
-    Duration atMostFor() {
-        return options.atMostFor();
-    }
-
     /**
      * The tick of this run, in epoch milliseconds: its scheduled fire time, or for an {@code every} job the start of the
      * interval it falls in; only when {@code tickParameter >= 0}.

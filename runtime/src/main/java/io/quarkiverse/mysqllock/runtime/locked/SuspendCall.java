@@ -2,7 +2,7 @@ package io.quarkiverse.mysqllock.runtime.locked;
 
 import jakarta.interceptor.InvocationContext;
 
-import io.quarkiverse.mysqllock.runtime.MethodLock;
+import io.quarkiverse.mysqllock.runtime.features.MethodLock;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.subscription.UniEmitter;
 import kotlin.ResultKt;

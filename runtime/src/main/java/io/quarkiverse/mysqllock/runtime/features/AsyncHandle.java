@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.util.List;
 
@@ -12,13 +12,13 @@ import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
  * delivers it: what it needs of a {@link ControlledHandle} (a release, an abandonment after a cancellation) on top of
  * the handle, to which everything else goes.
  */
-final class AsyncHandle extends DelegatingHandle<LockHandle> implements ControlledHandle {
+public final class AsyncHandle extends DelegatingHandle<LockHandle> implements ControlledHandle {
 
     private AsyncHandle(LockHandle handle) {
         super(handle);
     }
 
-    static ControlledHandle of(LockHandle handle) {
+    public static ControlledHandle of(LockHandle handle) {
         return handle == null || handle instanceof ControlledHandle ? (ControlledHandle) handle : new AsyncHandle(handle);
     }
 

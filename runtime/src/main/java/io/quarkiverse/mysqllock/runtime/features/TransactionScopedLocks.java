@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -21,7 +21,7 @@ import io.quarkiverse.mysqllock.runtime.table.LockTable;
  * Row locks on the lock table inside the caller's JTA transaction. The row is seeded outside the transaction (on a
  * connection of its own, committed at once), then locked through the transaction's own connection.
  */
-final class TransactionScopedLocks {
+public final class TransactionScopedLocks {
 
     /** MySQL's error for NOWAIT. */
     private static final int ER_LOCK_NOWAIT = 3572;

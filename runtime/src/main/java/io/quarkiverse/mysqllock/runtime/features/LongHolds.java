@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -15,7 +15,7 @@ import io.quarkiverse.mysqllock.LockInfo;
  * Warns, once per hold, of the locks this instance has held longer than {@code quarkus.mysql-lock.long-hold-warning}:
  * a job that hangs keeps its lock, and nothing else says so until the next run is skipped.
  */
-final class LongHolds implements Runnable {
+public final class LongHolds implements Runnable {
 
     private static final Logger LOG = Logger.getLogger(LongHolds.class);
 
@@ -24,13 +24,13 @@ final class LongHolds implements Runnable {
     /** The holds warned of, by name and grant, forgotten once released; only the watch's thread uses it. */
     private Set<String> warned = new HashSet<>();
 
-    LongHolds(Supplier<List<LockInfo>> held, Duration threshold) {
+    public LongHolds(Supplier<List<LockInfo>> held, Duration threshold) {
         this.held = held;
         this.threshold = threshold;
     }
 
     /** How often the holds are looked at: a quarter of the threshold, between a second and a minute. */
-    static Duration period(Duration threshold) {
+    public static Duration period(Duration threshold) {
         Duration quarter = threshold.dividedBy(4);
         return quarter.compareTo(Duration.ofSeconds(1)) < 0 ? Duration.ofSeconds(1)
                 : quarter.compareTo(Duration.ofMinutes(1)) > 0 ? Duration.ofMinutes(1) : quarter;

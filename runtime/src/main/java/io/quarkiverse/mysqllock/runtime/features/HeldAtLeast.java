@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -14,14 +14,14 @@ import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
  * From the release on, the handle is no longer valid for its caller, and the lock kept no longer belongs to the caller's
  * thread. A cancelled asynchronous hold ({@link #abandon}) ends at once.
  */
-final class HeldAtLeast extends ForwardingHandle {
+public final class HeldAtLeast extends ForwardingHandle {
 
     private final long grantedAt;
     private final long atLeastNanos;
     private final LateReleases later;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    HeldAtLeast(ControlledHandle held, long grantedAt, long atLeastNanos, LateReleases later) {
+    public HeldAtLeast(ControlledHandle held, long grantedAt, long atLeastNanos, LateReleases later) {
         super(held);
         this.grantedAt = grantedAt;
         this.atLeastNanos = atLeastNanos;

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
 import java.util.concurrent.Executors;
@@ -13,12 +13,12 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
  * Releases locks whose {@code atLeastFor} has not passed yet when their holder lets go, on one thread per manager
  * (started at the first such release).
  */
-final class LateReleases {
+public final class LateReleases {
 
     private final ScheduledExecutorService scheduler = Executors
             .newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-at-least-for-"));
 
-    void releaseIn(LockHandle handle, long nanos) {
+    public void releaseIn(LockHandle handle, long nanos) {
         try {
             scheduler.schedule(handle::release, nanos, TimeUnit.NANOSECONDS);
         } catch (RejectedExecutionException shutDown) {
@@ -27,12 +27,12 @@ final class LateReleases {
     }
 
     /** Runs {@code work} every {@code period} on this manager's thread, until shutdown. */
-    void every(Duration period, Runnable work) {
+    public void every(Duration period, Runnable work) {
         scheduler.scheduleWithFixedDelay(work, period.toNanos(), period.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     /** At shutdown every pending release happens now: nothing is left held. */
-    void releaseAll() {
+    public void releaseAll() {
         for (Runnable pending : scheduler.shutdownNow()) {
             pending.run();
         }

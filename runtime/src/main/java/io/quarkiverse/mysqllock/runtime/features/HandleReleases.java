@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,12 +27,12 @@ import io.vertx.core.Vertx;
  * stops; a NAMED wait already under way on the server (one per name and instance) ends with its {@code GET_LOCK}, and
  * gives back what it was granted. One cancelled before its worker started never acquires.
  */
-final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> {
+public final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> {
 
     private final Supplier<H> acquisition;
     private final Executor worker;
 
-    AsyncAcquisition(Supplier<H> acquisition, Executor worker) {
+    public AsyncAcquisition(Supplier<H> acquisition, Executor worker) {
         this.acquisition = acquisition;
         this.worker = worker;
     }

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,14 +22,14 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
  * other in the order of their names on the server, so that two callers asking for overlapping sets always ask for their
  * common names in the same order and can never wait for each other in a cycle; released together, in reverse order.
  */
-final class AllLocks extends CompositeHandle {
+public final class AllLocks extends CompositeHandle {
 
     private AllLocks(List<ControlledHandle> parts) {
         super(parts);
     }
 
     /** The distinct locks of these names, in the global order: their names on the server. */
-    static List<LockName> ordered(Collection<LockName> locks) {
+    public static List<LockName> ordered(Collection<LockName> locks) {
         Map<String, LockName> byServerName = new LinkedHashMap<>();
         for (LockName lock : locks) {
             byServerName.putIfAbsent(lock.serverName(), lock);
@@ -43,7 +43,7 @@ final class AllLocks extends CompositeHandle {
      * lease taken over): then every lock is given back and the whole set taken again, in the same order, with what is
      * left of the wait; a handle is returned only when every part is valid.
      */
-    static AllLocks acquire(LockEngine engine, List<LockName> ordered, long waitNanos) {
+    public static AllLocks acquire(LockEngine engine, List<LockName> ordered, long waitNanos) {
         long start = System.nanoTime();
         long deadline = start + waitNanos;
         while (true) {

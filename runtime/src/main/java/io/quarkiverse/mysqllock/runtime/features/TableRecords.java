@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.sql.SQLException;
 import java.time.Duration;
@@ -17,7 +17,7 @@ import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
  * time in its row), the last tick each scheduled job ran, each semaphore's number of permits, and the removal of rows
  * nobody uses any more.
  */
-final class TableRecords {
+public final class TableRecords {
 
     private final ConnectionSource connections;
     private final LockTable table;
@@ -149,5 +149,12 @@ final class TableRecords {
 
     private interface Work<T> {
         T run(ConnectionSource.Borrowed borrowed) throws SQLException;
+    }
+
+    /** What the in-memory engine cannot do: it has no lock table to keep records in. */
+    public static UnsupportedOperationException databaseOnly(String what) {
+        return new UnsupportedOperationException(what + " keeps its records in the database, which the in-memory engine"
+                + " (quarkus.mysql-lock.in-memory) does not have: test it against a real server (the test kit's"
+                + " @EmbeddedMariaDb)");
     }
 }

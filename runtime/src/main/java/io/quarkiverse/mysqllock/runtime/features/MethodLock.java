@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.runtime;
+package io.quarkiverse.mysqllock.runtime.features;
 
 import java.util.List;
 import java.util.Optional;
@@ -44,7 +44,7 @@ public final class MethodLock extends DelegatingHandle<LockHandle> {
     }
 
     /** The innermost {@code @Locked} method's lock on this thread, if {@code manager} took it. */
-    static Optional<LockHandle> current(LockManager manager) {
+    public static Optional<LockHandle> current(LockManager manager) {
         MethodLock current = CURRENT.get();
         return current != null && current.manager == manager ? Optional.of(current) : Optional.empty();
     }
