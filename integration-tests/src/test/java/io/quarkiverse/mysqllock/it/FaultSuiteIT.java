@@ -11,7 +11,6 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.it.FaultSuite.Options;
 import io.quarkiverse.mysqllock.it.FaultSuite.Result;
-import io.quarkiverse.mysqllock.it.FaultSuite.Scenario;
 
 /**
  * A short run of the fault suite on both engines (about 100 s each with start-up; the rotation of fault kinds injects
