@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.Bean;
@@ -18,6 +17,7 @@ import io.agroal.api.configuration.AgroalConnectionFactoryConfiguration;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.features.TableRecords;
 import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
@@ -43,13 +43,6 @@ import io.quarkus.runtime.configuration.ConfigurationException;
 public final class MySqlLockManagerFactory {
 
     private static final Logger LOG = Logger.getLogger(MySqlLockManagerFactory.class);
-
-    static final Duration MIN_TTL = Duration.ofMillis(500);
-    /**
-     * How much earlier than its end by the server's clock a LEASE instance's membership counts as lapsed (at most a
-     * tenth of the ttl): membership rows, unlike leases, end by the server's clock.
-     */
-    static final Duration MEMBERSHIP_CLOCK_MARGIN = Duration.ofMillis(200);
 
     private MySqlLockManagerFactory() {
     }
@@ -125,7 +118,6 @@ public final class MySqlLockManagerFactory {
     private static MySqlLockManager build(AgroalDataSource dataSource, String dataSourceName,
             MySqlLockRuntimeConfig config, TransactionManager transactions, LockMetrics metrics, LockSpans spans,
             boolean inMemory) {
-        requirePositive(key(config, "named.keepalive-interval"), config.named().keepaliveInterval());
         if (config.named().sharedConnections() < 0) {
             throw new ConfigurationException(key(config, "named.shared-connections") + "="
                     + config.named().sharedConnections() + " must be 0 (no shared connections) or more");
@@ -146,30 +138,8 @@ public final class MySqlLockManagerFactory {
                     .replace("quarkus.mysql-lock.table=", key(config, "table") + "="), e);
         }
 
-        Duration ttl = config.lease().ttl();
-        if (ttl.compareTo(MIN_TTL) < 0) {
-            throw new ConfigurationException(key(config, "lease.ttl") + "=" + ttl + " must be at least " + MIN_TTL);
-        }
-        Duration renewInterval = config.lease().renewInterval().orElse(ttl.dividedBy(3));
-        requirePositive(key(config, "lease.renew-interval"), renewInterval);
-        if (renewInterval.compareTo(ttl) >= 0) {
-            throw new ConfigurationException(key(config, "lease.renew-interval") + "=" + renewInterval
-                    + " must be shorter than " + key(config, "lease.ttl") + "=" + ttl
-                    + ", or leases expire before they are renewed");
-        }
-        Duration maxClockSkew = config.lease().maxClockSkew();
-        if (maxClockSkew.isNegative()) {
-            throw new ConfigurationException(key(config, "lease.max-clock-skew") + "=" + maxClockSkew
-                    + " must not be negative");
-        }
-        Duration holderMargin = Duration.ofNanos(LeaseEngine.lossMargin(ttl.toNanos()));
-        if (renewInterval.plus(holderMargin).compareTo(ttl) >= 0) {
-            throw new ConfigurationException(key(config, "lease.renew-interval") + "=" + renewInterval.toMillis()
-                    + "ms leaves no time to renew a lease: a holder counts its lease lost " + holderMargin.toMillis()
-                    + " ms before its end (a tenth of " + key(config, "lease.ttl") + "=" + ttl.toMillis() + "ms, at most"
-                    + " 250 ms), which comes before the next renewal. Shorten the renewal interval, or raise the ttl");
-        }
-        Duration membershipMargin = min(MEMBERSHIP_CLOCK_MARGIN, ttl.dividedBy(10));
+        LockTimings timings = LockTimings.of(config.named().keepaliveInterval(), config.lease().ttl(),
+                config.lease().renewInterval(), config.lease().maxClockSkew(), relative -> key(config, relative));
 
         if (inMemory || config.mode() == Mode.IN_MEMORY) {
             return inMemory(dataSourceName, config, metrics, spans, names);
@@ -188,10 +158,6 @@ public final class MySqlLockManagerFactory {
         String identity = HolderIdentity.of(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
                 config.statementTimeout(), flavor(config.serverFlavor()), transactions);
-        Duration keepalive = config.named().keepaliveInterval();
-        // A membership outlives three renewals of either engine, and the lease ttl. Unlike a lease, it ends by a server's
-        // clock: under LEASE it counts as lapsed a margin earlier, and lasts that much longer to make up for it.
-        Duration memberTtl = max(ttl, keepalive.multipliedBy(3)).plus(membershipMargin);
         Optional<LockMode> configuredMode = switch (config.mode()) {
             case AUTO -> Optional.empty();
             case NAMED -> Optional.of(LockMode.NAMED);
@@ -199,22 +165,20 @@ public final class MySqlLockManagerFactory {
             case IN_MEMORY -> throw new IllegalStateException("in-memory is built above");
         };
         SelectingEngine engine = new SelectingEngine(configuredMode, config.replication(), urlProblem, connections, table,
-                new EngineAgreement(table.name(), config.namespace().orElse(null), identity, keepalive.multipliedBy(2),
-                        config.named().instantLeaderHandOver(), maxClockSkew),
-                identity, memberTtl,
-                keepalive, renewInterval.plus(membershipMargin),
-                membership -> new NamedLockEngine(connections, table, identity, keepalive,
+                new EngineAgreement(table.name(), config.namespace().orElse(null), identity, timings,
+                        config.named().instantLeaderHandOver()),
+                identity, timings,
+                membership -> new NamedLockEngine(connections, table, identity, timings,
                         config.named().sharedConnections(), metrics, membership),
-                membership -> new LeaseEngine(connections, table, identity, ttl, renewInterval, maxClockSkew, metrics,
-                        membership),
+                membership -> new LeaseEngine(connections, table, identity, timings, metrics, membership),
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
         MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
                 identity, engine::chosenMode), names, config.defaultWait(),
-                new TableRecords(connections, table, TimeUnit.MICROSECONDS.convert(maxClockSkew)),
+                new TableRecords(connections, table, timings.maxClockSkewMicros()),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
-        manager.confirmLeadersWithin(keepalive.multipliedBy(2), config.named().instantLeaderHandOver());
+        manager.confirmLeadersWithin(timings.leaderWindow(), config.named().instantLeaderHandOver());
         return manager;
     }
 
@@ -270,14 +234,6 @@ public final class MySqlLockManagerFactory {
             case MYSQL -> ServerVersion.Flavor.MYSQL;
             case MARIADB -> ServerVersion.Flavor.MARIADB;
         };
-    }
-
-    private static Duration min(Duration a, Duration b) {
-        return a.compareTo(b) <= 0 ? a : b;
-    }
-
-    private static Duration max(Duration a, Duration b) {
-        return a.compareTo(b) >= 0 ? a : b;
     }
 
     /**

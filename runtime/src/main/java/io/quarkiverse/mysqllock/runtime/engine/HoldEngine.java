@@ -13,8 +13,9 @@ public interface HoldEngine<L extends HeldLock> {
     void abandon(L lock, String message);
 
     /**
-     * Moves the end of the lock's lease to {@code atMostForNanos} from now, if it has a lease end ({@code atMostFor});
-     * a lock without one (a named lock, a renewed lease) lasts until it is released and needs nothing.
+     * Moves the lock's end to {@code atMostForNanos} from now, if it has one ({@code atMostFor}: a capped lease's end,
+     * or the cap {@link HoldCaps} keeps for a NAMED or in-memory lock); a lock without one (an uncapped named lock, a
+     * renewed lease) lasts until it is released and needs nothing.
      *
      * @return false if the database did not answer: the lock then counts as ending at the earlier of its former end and
      *         the new one

@@ -6,7 +6,11 @@ import java.util.Optional;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 
-/** What an engine does; the {@code MySqlLockManager} in front of it validates arguments and adds the conveniences. */
+/**
+ * What an engine does. {@code MySqlLockManager} validates arguments and adds the conveniences; between it and the
+ * engine sit {@code MeteredEngine} (when metrics, lock events or spans are on) and, on a database,
+ * {@code SelectingEngine} (which chooses NAMED or LEASE), both {@code LockEngine}s that pass the calls on.
+ */
 public interface LockEngine extends AutoCloseable {
 
     /**

@@ -11,8 +11,9 @@ import java.time.Duration;
  * @param whenBusy what a lock still held elsewhere at the deadline gives
  * @param owner who owns the hold; see {@link Owner}
  * @param atMostForNanos {@code @Locked(atMostFor)}: the longest the lock may stay taken if its holder stops (dies,
- *        hangs), 0 for no such bound. The LEASE engine takes a lease of this length and does not renew it; a NAMED
- *        lock belongs to a server session that ends with its holder, so it needs no such bound.
+ *        hangs), 0 for no such bound. The LEASE engine takes a lease of this length and does not renew it. NAMED and
+ *        in-memory locks have no lease: their engine ends the hold at the cap through {@link HoldCaps} (told lost,
+ *        {@code LEASE_EXPIRED}, then freed), so that a hung but live holder does not keep the lock for ever.
  */
 public record LockRequest(LockName lock, long waitNanos, WhenBusy whenBusy, Owner owner, long atMostForNanos) {
 

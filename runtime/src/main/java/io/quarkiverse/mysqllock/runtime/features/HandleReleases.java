@@ -5,7 +5,12 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.coordination.CompositeHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 
-/** Releases of handles this extension granted, telling whether the lock was lost while held. */
+/**
+ * Releases of handles this extension granted, telling whether the lock was lost while held; and the confirmations
+ * asked of such a handle: {@link #confirmedWithin} for the elections' strict terms ({@code TermConfirmation}),
+ * {@link #confirm} for the read-write lock's gate ({@code GatedReadWriteLock}). A handle of another kind answers its
+ * {@code isValid()}.
+ */
 public final class HandleReleases {
 
     private HandleReleases() {

@@ -2,7 +2,6 @@ package io.quarkiverse.mysqllock.runtime.fleet;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -13,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.FleetRows;
@@ -57,19 +57,19 @@ public final class EngineAgreement {
     /**
      * @param table the lock table's name
      * @param namespace {@code quarkus.mysql-lock.namespace}, or null: fleets of different namespaces agree separately
-     * @param leaderWindow how long after its session ended a NAMED leader of this instance may still say it leads (two
-     *        keepalive intervals): recorded in its membership, so that the fleet's new terms wait for the largest
+     * @param timings its {@link LockTimings#leaderWindow()}: how long after its session ended a NAMED leader of this
+     *        instance may still say it leads, recorded in its membership, so that the fleet's new terms wait for the
+     *        largest; and {@code lease.max-clock-skew}: a membership row is taken over for a new member only once it is
+     *        free or long dead (a server clock ahead must not end a live member's membership)
      * @param instantHandOver {@code named.instant-leader-hand-over}: recorded too, for it holds only while every live
      *        member has it
-     * @param maxClockSkew {@code lease.max-clock-skew}: a membership row is taken over for a new member only once it is
-     *        free or long dead (a server clock ahead must not end a live member's membership)
      */
-    public EngineAgreement(String table, String namespace, String identity, Duration leaderWindow,
-            boolean instantHandOver, Duration maxClockSkew) {
+    public EngineAgreement(String table, String namespace, String identity, LockTimings timings,
+            boolean instantHandOver) {
         this.table = table;
         this.identity = identity;
-        this.rows = new FleetRows(table, namespace, TimeUnit.NANOSECONDS.toMicros(maxClockSkew.toNanos()));
-        long window = TimeUnit.NANOSECONDS.toMicros(leaderWindow.toNanos());
+        this.rows = new FleetRows(table, namespace, timings.maxClockSkewMicros());
+        long window = TimeUnit.NANOSECONDS.toMicros(timings.leaderWindow().toNanos());
         this.leaderWindowMicros = instantHandOver ? -window : window;
     }
 

@@ -21,6 +21,7 @@ import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
@@ -49,9 +50,7 @@ public final class SelectingEngine implements LockEngine {
     private final LockTable table;
     private final EngineAgreement agreement;
     /** How long a membership of the fleet lasts, and how long before its end each engine counts it as lapsed. */
-    private final long memberTtlNanos;
-    private final long namedMarginNanos;
-    private final long leaseMarginNanos;
+    private final LockTimings timings;
     private final Function<Membership, LockEngine> named;
     private final Function<Membership, LockEngine> lease;
     private volatile LockEngine chosen;
@@ -63,12 +62,12 @@ public final class SelectingEngine implements LockEngine {
 
     /**
      * @param mode the engine {@code quarkus.mysql-lock.mode} names, or empty for AUTO
-     * @param memberTtl how long this instance's membership of its fleet lasts unless renewed
-     * @param namedMargin, leaseMargin how often each engine renews it: it counts as lapsed this long before its end
+     * @param timings how long this instance's membership of its fleet lasts unless renewed, and how long before its end
+     *        each engine counts it as lapsed
      */
     public SelectingEngine(Optional<LockMode> mode, Optional<Boolean> replication, Optional<String> urlProblem,
-            ConnectionSource connections, LockTable table, EngineAgreement agreement, String identity, Duration memberTtl,
-            Duration namedMargin, Duration leaseMargin, Function<Membership, LockEngine> named,
+            ConnectionSource connections, LockTable table, EngineAgreement agreement, String identity, LockTimings timings,
+            Function<Membership, LockEngine> named,
             Function<Membership, LockEngine> lease, Consumer<LockEngine> onChosen) {
         this.onChosen = onChosen;
         this.table = table;
@@ -78,9 +77,7 @@ public final class SelectingEngine implements LockEngine {
         this.urlProblem = urlProblem;
         this.connections = connections;
         this.identity = identity;
-        this.memberTtlNanos = memberTtl.toNanos();
-        this.namedMarginNanos = namedMargin.toNanos();
-        this.leaseMarginNanos = leaseMargin.toNanos();
+        this.timings = timings;
         this.named = named;
         this.lease = lease;
         connections.onReadOnly(this::recheckTopology);
@@ -147,8 +144,8 @@ public final class SelectingEngine implements LockEngine {
             borrowed = null;
             EngineAgreement.Decision decision = outcome.decision();
             boolean isNamed = decision.mode() == LockMode.NAMED;
-            Membership membership = new Membership(connections, agreement, decision, memberTtlNanos,
-                    isNamed ? namedMarginNanos : leaseMarginNanos, sentAt);
+            Membership membership = new Membership(connections, agreement, decision, timings.memberTtlNanos(),
+                    timings.membershipMarginNanos(decision.mode()), sentAt);
             decide(isNamed ? named : lease, membership, decision.mode(), decision.reason());
         } catch (SQLException e) {
             throw new IllegalStateException("Could not choose the lock engine of datasource '"
@@ -165,7 +162,7 @@ public final class SelectingEngine implements LockEngine {
 
     private EngineAgreement.Outcome agree(Connection raw, Proposal proposal) throws SQLException {
         try {
-            return table.withTable(raw, () -> agreement.agree(raw, proposal, memberTtlNanos));
+            return table.withTable(raw, () -> agreement.agree(raw, proposal, timings.memberTtlNanos()));
         } catch (IllegalStateException missingTable) {
             throw new ConfigurationException(missingTable.getMessage(), missingTable);
         }

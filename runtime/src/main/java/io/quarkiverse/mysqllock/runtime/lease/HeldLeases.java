@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 
 /**
@@ -26,10 +27,10 @@ final class HeldLeases {
     private final long lossMarginNanos;
     private final Observations observations;
 
-    HeldLeases(LossNotifier notifier, long ttlNanos, long lossMarginNanos, Observations observations) {
+    HeldLeases(LossNotifier notifier, LockTimings timings, Observations observations) {
         this.notifier = notifier;
-        this.ttlNanos = ttlNanos;
-        this.lossMarginNanos = lossMarginNanos;
+        this.ttlNanos = timings.ttlNanos();
+        this.lossMarginNanos = timings.lossMarginNanos();
         this.observations = observations;
     }
 

@@ -22,6 +22,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
@@ -41,16 +42,15 @@ import io.quarkus.runtime.BlockingOperationControl;
  * <p>
  * Works on replicated databases: the rows are replicated like any data (run it against the primary).
  * <p>
- * This class is the entry point: it routes acquisitions through the in-JVM gates to the {@link TakeLoop}, and
- * releases, queries and shutdown to the {@link HeldLeases}, the {@link LeaseStatements}, the {@link RenewalWatchdog}
- * and the {@link ClockCheck}; the takes and give-ups that threads ask for at the same moment go together
- * ({@link LeaseBatches}).
+ * This class is the entry point: it routes acquisitions through the in-JVM gates to the {@link TakeLoop}; releases to
+ * {@link LeaseBatches#giveUp} (the takes and give-ups that threads ask for at the same moment go together); queries
+ * and {@code forceRelease} to {@link LeaseAdministration}; renewals and expiry to the {@link RenewalWatchdog}, which
+ * checks the server's clock with the {@link ClockCheck}. The statements themselves are in {@link LeaseStatements}.
  */
 public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
 
     private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
     /** The most a lease is given up before its confirmed end, so that the holder hears it before anyone can take over. */
-    private static final long MAX_LOSS_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     private final ConnectionSource connections;
     private final LossNotifier notifier;
@@ -69,13 +69,10 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     /** What this instance saw of the leases others hold, and its own that ended here. */
     private final Observations observations = new Observations();
 
-    public LeaseEngine(ConnectionSource connections, LockTable table, String identity, Duration ttl,
-            Duration renewInterval, Duration maxClockSkew, LockMetrics metrics, Membership membership) {
-        long ttlNanos = ttl.toNanos();
-        long lossMarginNanos = lossMargin(ttlNanos);
-        long maxClockSkewNanos = maxClockSkew.toNanos();
+    public LeaseEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
+            LockMetrics metrics, Membership membership) {
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
-        this.leases = new HeldLeases(notifier, ttlNanos, lossMarginNanos, observations);
+        this.leases = new HeldLeases(notifier, timings, observations);
         this.membership = membership;
         membership.listen(new Membership.Listener() {
             @Override
@@ -90,47 +87,25 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         });
         this.connections = connections;
         this.tableName = table.name();
-        this.statements = new LeaseStatements(connections, table, TimeUnit.NANOSECONDS.toMicros(maxClockSkewNanos));
+        this.statements = new LeaseStatements(connections, table, timings.maxClockSkewMicros());
         this.administration = new LeaseAdministration(connections, table);
         this.batches = new LeaseBatches(connections, statements, observations);
-        this.takes = new TakeLoop(connections, statements, batches, membership, observations, identity, ttlNanos);
-        this.clock = new ClockCheck(connections, new ServerClock(table), maxClockSkewNanos);
-        this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, ttlNanos,
-                renewInterval.toNanos(), lossMarginNanos);
+        this.takes = new TakeLoop(connections, statements, batches, membership, observations, identity, timings.ttlNanos());
+        this.clock = new ClockCheck(connections, new ServerClock(table), timings.maxClockSkew().toNanos());
+        this.watchdog = new RenewalWatchdog(connections, statements, leases, membership, clock, metrics, timings);
         // on a borrower thread: a give-back stuck on a stalled network must not hold a thread of the watchdog
         watchdog.alsoEvery(LeaseBatches.IDLE_NANOS / 2, "give-back of the connection kept for batches",
                 () -> connections.executor().execute(batches::giveBackIdleConnection));
     }
 
-    /**
-     * The acquiring statement (parameters: owner token, lease in microseconds, name, max-clock-skew in microseconds):
-     * takes a free or long-dead lease and returns the new fence through {@code LAST_INSERT_ID}. Public for the
-     * benchmarks' floor, which issues it raw.
-     */
+    /** {@link LeaseStatements#takeStatement}, for the benchmarks' floor, which sends it raw. */
     public static String takeStatement(String table) {
         return LeaseStatements.takeStatement(table);
     }
 
-    /** The releasing statement (parameters: name, owner token): only the owner's lease ends. */
+    /** {@link LeaseStatements#giveUpStatement}, for the benchmarks' floor, which sends it raw. */
     public static String giveUpStatement(String table) {
         return LeaseStatements.giveUpStatement(table);
-    }
-
-    /**
-     * How long before its confirmed end a holder counts its lease lost, clock skew aside: a tenth of the ttl, at most 250 ms.
-     */
-    public static long lossMargin(long ttlNanos) {
-        return Math.min(MAX_LOSS_MARGIN_NANOS, ttlNanos / 10);
-    }
-
-    /**
-     * How much longer than a lease of this length a watcher waits, after it first saw a version, before it takes it
-     * over: the loss margin, and at least a twentieth of the length. With the holder's own margin, the two processes'
-     * monotonic clocks may run at rates 5 % apart (NTP slewing both the wrong way, a VM's clock catching up) before a
-     * take-over could come before the holder counts its lease lost.
-     */
-    public static long watchMargin(long lengthNanos) {
-        return Math.max(lossMargin(lengthNanos), lengthNanos / 20);
     }
 
     @Override

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements.Expected;
 import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
 
@@ -164,7 +165,7 @@ final class Observations {
      * record a length of centuries, whose sum with the margin would otherwise wrap into "long enough").
      */
     private static long watchNanos(long length) {
-        long needed = length + LeaseEngine.watchMargin(length);
+        long needed = length + LockTimings.watchMargin(length);
         return needed < 0 ? Long.MAX_VALUE : needed;
     }
 

@@ -11,6 +11,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -40,24 +41,24 @@ final class RenewalWatchdog {
     private final long ttlNanos;
     private final PeriodicWork watchdog;
 
-    /** Starts the watchdog: a renewal every {@code renewIntervalNanos}, the expiry check twice per loss margin. */
+    /** Starts the watchdog: a renewal every renewal interval, the expiry check twice per loss margin. */
     RenewalWatchdog(ConnectionSource connections, LeaseStatements statements, HeldLeases held, Membership membership,
-            ClockCheck clock, LockMetrics metrics, long ttlNanos, long renewIntervalNanos, long lossMarginNanos) {
+            ClockCheck clock, LockMetrics metrics, LockTimings timings) {
         this.connections = connections;
         this.statements = statements;
         this.held = held;
         this.membership = membership;
         this.clock = clock;
         this.metrics = metrics;
-        this.ttlNanos = ttlNanos;
+        this.ttlNanos = timings.ttlNanos();
         // A thread each: a renewal stuck on a stalled network must neither keep the expiry check from telling holders,
         // nor the membership's renewal hold up the leases' (or the other way round).
         this.watchdog = new PeriodicWork("mysql-lock-renew-", 3);
-        long period = renewIntervalNanos;
+        long period = timings.renewIntervalNanos();
         watchdog.every(period, period, "renewal of its leases", this::renewAll);
         // half a period after the leases': the two share the connection kept for housekeeping
         watchdog.every(period + period / 2, period, "renewal of its membership", membership::renew);
-        long checkPeriod = Math.max(TimeUnit.MILLISECONDS.toNanos(5), Math.min(period, lossMarginNanos / 2));
+        long checkPeriod = timings.expiryCheckNanos();
         watchdog.everyUnpaused(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }
 

@@ -39,8 +39,9 @@ import io.smallrye.mutiny.Uni;
 /**
  * Holds the lock of a {@link Locked} method around its invocation, or around its asynchronous result.
  * <p>
- * Its priority puts it inside SmallRye Fault Tolerance ({@code PLATFORM_AFTER + 10}), so that {@code @Retry},
- * {@code @Timeout} and {@code @Fallback} see {@code LockNotAcquiredException}, and inside {@code @Transactional}.
+ * Its priority ({@code PLATFORM_AFTER + 100}) is higher than that of SmallRye Fault Tolerance's interceptor
+ * ({@code PLATFORM_AFTER + 10}), so it runs inside it: {@code @Retry}, {@code @Timeout} and {@code @Fallback} see
+ * {@code LockNotAcquiredException}. It runs inside {@code @Transactional} too.
  */
 @Locked
 @Interceptor

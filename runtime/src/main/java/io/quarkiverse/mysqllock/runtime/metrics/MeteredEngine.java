@@ -18,8 +18,9 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 
 /**
  * An engine that reports every acquisition's outcome and wait, and every hold's length and loss ({@link MeteredHandle}),
- * to {@link LockMetrics} and as {@link LockEvent}s; everything else goes straight through. Only built when metrics are
- * on or the application observes lock events.
+ * to {@link LockMetrics}, as {@link LockEvent}s and as trace spans ({@link LockSpans}: one per acquisition, one per
+ * hold); everything else goes straight through. Only built when metrics are on, the application observes lock events,
+ * or spans are on ({@link #of}).
  */
 public final class MeteredEngine implements LockEngine {
 

@@ -26,7 +26,8 @@ import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
  * <li>{@code mysql.lock.acquisitions} (counter, tag {@code outcome}: acquired, busy, timeout, error)</li>
  * <li>{@code mysql.lock.wait} (timer with histogram, tag {@code outcome}): how long acquisitions waited</li>
  * <li>{@code mysql.lock.hold} (timer with histogram): how long locks were held</li>
- * <li>{@code mysql.lock.lost} (counter, tag {@code cause}: connection_lost, not_held, lease_expired, shutdown)</li>
+ * <li>{@code mysql.lock.lost} (counter, tag {@code cause}: every {@link LockLostException.Reason} in lower case:
+ * connection_lost, not_held, lease_expired, shutdown, read_only, membership_lost, cancelled)</li>
  * <li>{@code mysql.lock.held} and {@code mysql.lock.pinned.connections} (gauges)</li>
  * <li>{@code mysql.lock.method} (timer, tags {@code method}: {@code <class>#<method>}, and {@code outcome}: ran, failed,
  * lost, skipped, not_acquired): the calls of {@code @Locked} methods</li>

@@ -21,8 +21,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /**
- * Who holds which name, for the API's queries and the admin API: this instance's own holds first, described from the
- * registry, then what the server shows, read on a pooled connection (never a pinned one). Also describes the
+ * Who holds which name, for the API's queries and the admin API: this instance's own holds first, described from
+ * {@link HeldNames}, then what the server shows, read on a pooled connection (never a pinned one). Also describes the
  * connections this engine keeps out of the pool, for diagnostics.
  */
 final class HolderCensus {

@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.runtime.named;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -18,6 +17,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
@@ -53,7 +53,7 @@ final class Keepalive {
     private final AtomicBoolean confirming = new AtomicBoolean();
 
     /** Starts the periodic work, and ends every session when the membership lapses or the instance is out of its fleet. */
-    Keepalive(Duration keepaliveInterval, ConnectionSource connections, Membership membership, LossNotifier notifier,
+    Keepalive(LockTimings timings, ConnectionSource connections, Membership membership, LossNotifier notifier,
             HeldNames names, PinnedSessions pinned, SharedSessions shared, SessionLifecycle lifecycle) {
         this.connections = connections;
         this.membership = membership;
@@ -64,7 +64,7 @@ final class Keepalive {
         this.lifecycle = lifecycle;
         this.keepalive = new PeriodicWork("mysql-lock-keepalive-", 1);
         this.checks = Executors.newCachedThreadPool(ConnectionSource.daemonThreads("mysql-lock-check-"));
-        long period = keepaliveInterval.toNanos();
+        long period = timings.keepaliveNanos();
         this.checkPeriodNanos = period;
         keepalive.every(period, period, "check of its sessions", this::checkSessions);
         keepalive.every(period, period, "renewal of its membership", this::confirmMembership);

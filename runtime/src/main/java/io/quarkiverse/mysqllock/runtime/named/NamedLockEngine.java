@@ -1,6 +1,5 @@
 package io.quarkiverse.mysqllock.runtime.named;
 
-import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
@@ -15,6 +14,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
@@ -62,7 +62,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
     private final Keepalive keepalive;
     private final HoldCaps<NamedLock> caps;
 
-    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, Duration keepaliveInterval,
+    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
             int sharedConnections, LockMetrics metrics, Membership membership) {
         this.notifier = new LossNotifier(metrics, LockMode.NAMED);
         this.membership = membership;
@@ -82,7 +82,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         this.caps = new HoldCaps<>("mysql-lock-cap-", connections.executor(), holds::endAtCap);
         this.census = new HolderCensus(connections, table, shutdown, names, pinned, shared);
         // Last: it starts the periodic work on the parts above.
-        this.keepalive = new Keepalive(keepaliveInterval, connections, membership, notifier, names, pinned, shared,
+        this.keepalive = new Keepalive(timings, connections, membership, notifier, names, pinned, shared,
                 lifecycle);
     }
 

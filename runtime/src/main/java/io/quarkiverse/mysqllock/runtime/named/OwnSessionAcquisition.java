@@ -61,8 +61,13 @@ final class OwnSessionAcquisition {
     }
 
     /**
-     * The thread's own session: a thread waits on a session of its own, and keeps using it while it holds locks there,
-     * so that the server sees (and breaks) deadlocks between the locks on it.
+     * Takes the lock on the thread's own session. A thread with time to wait is recorded in the {@link WaitForGraph}
+     * first (refused at once, {@code DEADLOCK}, if its wait would close a cycle among this instance's threads), and
+     * taken out when the call ends. Unless it has a session of its own already, or no time left, it then passes the
+     * name's {@link LocalGate}: one waiter per name goes to the server, the others wait in the JVM. Then it waits in
+     * {@code GET_LOCK} on its {@link ThreadSessions} session, or on a newly pinned one that becomes its own once
+     * granted (an ownerless hold's is nobody's), and keeps using it while it holds locks there, so that the server sees
+     * (and breaks) deadlocks between them.
      */
     ControlledHandle acquireOnOwnSession(String name, String serverName, Thread me, long start, long deadline,
             boolean throwIfBusy) {

@@ -17,9 +17,11 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 
 /**
- * The NAMED engine's statements on a pinned session, stateless. The caller holds the session's mutex. Every statement
- * is answered within {@code statement-timeout}, beyond the wait it asks the server for: the session's network time-out
- * is that limit, and is raised for the length of a {@code GET_LOCK} wait only.
+ * The NAMED engine's statements, stateless. The instance methods run on a pinned session, and their caller holds the
+ * session's mutex; the static {@link #holderOf} and {@link #isUsedLocks} run on any connection (a pooled one for the
+ * census and the fences, a pinned one under its mutex for the keepalive). Every statement on a pinned session is
+ * answered within {@code statement-timeout}, beyond the wait it asks the server for: the session's network time-out is
+ * that limit, and is raised for the length of a {@code GET_LOCK} wait only.
  */
 final class SessionStatements {
 

@@ -34,7 +34,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
  */
 public final class LeaseStatements {
 
-    private static final Logger LOG = Logger.getLogger("io.quarkiverse.mysqllock.runtime.lease.LeaseEngine");
+    private static final Logger LOG = Logger.getLogger(LeaseStatements.class);
     private static final int DEADLOCK_RETRIES = 10;
     private static final int MAX_STALE_CONNECTIONS = ConnectionSource.MAX_STALE_CONNECTIONS;
     /** How many times a release refused by a row lock is tried again, each waiting for the row. */

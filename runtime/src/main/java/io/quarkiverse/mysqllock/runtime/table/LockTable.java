@@ -24,9 +24,10 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
  * ({@link UnusedRows}) comes back with a fence above every one it had. The NAMED engine uses it for fencing tokens only;
  * the LEASE engine also keeps its leases in it.
  * <p>
- * Here: the table itself (its DDL, its creation), its rows and their fences, and the run-once records. The statements
- * on the leases are the LEASE engine's ({@code lease.LeaseStatements}); those on the fleet's reserved rows
- * ({@code ~engine}, {@code ~live~}) are the fleet's ({@code fleet.FleetRows}).
+ * Here: the table itself (its DDL, its creation), its rows and their fences, the run-once records, the ticks of
+ * scheduled jobs, the permit counts of semaphores and read-write locks, and the row lock of
+ * {@code acquireForTransaction}. The statements on the leases are in {@link LeaseStatements}, and those on the fleet's
+ * reserved rows ({@code ~engine}, {@code ~live~}) in {@link FleetRows}, both of this package.
  */
 public final class LockTable {
 
