@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.topology;
+package io.quarkiverse.mysqllock.deployment.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

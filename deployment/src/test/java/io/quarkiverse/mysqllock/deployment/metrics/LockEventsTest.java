@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.operability;
+package io.quarkiverse.mysqllock.deployment.metrics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

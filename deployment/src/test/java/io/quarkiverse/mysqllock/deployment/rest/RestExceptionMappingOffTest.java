@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.locked;
+package io.quarkiverse.mysqllock.deployment.rest;
 
 import static io.restassured.RestAssured.given;
 

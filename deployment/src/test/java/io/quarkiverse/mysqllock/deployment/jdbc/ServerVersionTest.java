@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.topology;
+package io.quarkiverse.mysqllock.deployment.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.operability;
+package io.quarkiverse.mysqllock.deployment.features;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

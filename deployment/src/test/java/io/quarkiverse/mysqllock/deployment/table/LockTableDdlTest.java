@@ -1,4 +1,4 @@
-package io.quarkiverse.mysqllock.deployment.lease;
+package io.quarkiverse.mysqllock.deployment.table;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
