@@ -56,15 +56,12 @@ final class HeldNames {
             return null;
         }
         PinnedSession session = mine.session;
-        session.mutex.lock();
-        try {
+        try (PinnedSession.Guard locked = session.lock()) {
             if (!mine.isHeld() || session.retired) {
                 return null;
             }
             mine.holds++;
             return new LockHold<>(mine, engine, me);
-        } finally {
-            session.mutex.unlock();
         }
     }
 

@@ -186,10 +186,21 @@ final class HolderCensus {
                     + (session.shared ? shared.contains(session) ? ", shared" : ", shared but not listed as such" : "")
                     + (session.affinity == null ? "" : ", of thread '" + session.affinity.getName() + "'")
                     + (session.retired ? ", retired" : "") + (session.checking.get() ? ", being checked" : "")
-                    + (session.mutex.isLocked() ? ", in a statement" : "") + ", idle for "
+                    + (session.inStatement() ? ", in a statement" : "") + ", idle for "
                     + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - session.lastUsed) + " ms, holding "
-                    + List.copyOf(session.held.keySet()));
+                    + heldNames(session));
         }
         return described;
+    }
+
+    /** The names a session holds, read under its lock; not read while a statement holds it. */
+    private static String heldNames(PinnedSession session) {
+        PinnedSession.Guard locked = session.tryLock();
+        if (locked == null) {
+            return "(not read: in a statement)";
+        }
+        try (locked) {
+            return List.copyOf(session.held().keySet()).toString();
+        }
     }
 }

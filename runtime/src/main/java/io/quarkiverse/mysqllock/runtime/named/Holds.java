@@ -55,7 +55,7 @@ final class Holds {
     ControlledHandle register(PinnedSession session, String name, String serverName, Thread owner)
             throws SQLException {
         NamedLock lock = new NamedLock(name, serverName, session, Instant.now());
-        session.held.put(serverName, lock);
+        session.held().put(serverName, lock);
         NamedLock displaced = names.put(serverName, lock);
         if (displaced != null && displaced != lock && displaced.lost == null) {
             // The server granted the name to this session: another session of this instance no longer holds it (ended
@@ -67,7 +67,7 @@ final class Holds {
         }
         // Read after the lock is visible: an abandonment either sees the lock (and reports it) or is seen here.
         if (session.retired) {
-            session.held.remove(serverName, lock);
+            session.held().remove(serverName, lock);
             names.remove(serverName, lock);
             // ended under the statement: the server freed whatever it granted, or will
             throw new SQLException("The lock connection was ended while its GET_LOCK ran", "08003");
@@ -117,8 +117,7 @@ final class Holds {
             return;
         }
         PinnedSession session = lock.session;
-        session.mutex.lock();
-        try {
+        try (PinnedSession.Guard locked = session.lock()) {
             if (--lock.holds > 0) {
                 return;
             }
@@ -127,7 +126,7 @@ final class Holds {
                 return;
             }
             // A lock lost while its session lives on (a lapsed membership) is still held on the server: release it too.
-            if (lock.lost != null && (session.retired || session.held.get(lock.serverName) != lock)) {
+            if (lock.lost != null && (session.retired || session.held().get(lock.serverName) != lock)) {
                 return;
             }
             if (lock.lost == null && membership.lapsed(System.nanoTime())) {
@@ -137,8 +136,6 @@ final class Holds {
             }
             session.lastUsed = System.nanoTime();
             releaseLocked(lock);
-        } finally {
-            session.mutex.unlock();
         }
     }
 
@@ -160,15 +157,12 @@ final class Holds {
             return; // released or lost another way meanwhile, and freed by it
         }
         PinnedSession session = lock.session;
-        session.mutex.lock();
-        try {
-            if (lock.released || session.retired || session.held.get(lock.serverName) != lock) {
+        try (PinnedSession.Guard locked = session.lock()) {
+            if (lock.released || session.retired || session.held().get(lock.serverName) != lock) {
                 return;
             }
             session.lastUsed = System.nanoTime();
             releaseLocked(lock);
-        } finally {
-            session.mutex.unlock();
         }
     }
 
@@ -182,7 +176,7 @@ final class Holds {
         PinnedSession session = lock.session;
         lock.released = true;
         lock.cancelCap(); // again: an extend() may have capped it anew since its last hold's release cancelled it
-        session.held.remove(lock.serverName);
+        session.held().remove(lock.serverName);
         names.remove(lock.serverName, lock);
         if (session.retired) {
             if (lock.lost == null) {
@@ -194,7 +188,7 @@ final class Holds {
             return;
         }
         // A shared session stays pinned a moment for the next lock; a thread's own goes back with its last lock.
-        boolean last = session.held.isEmpty() && !session.shared;
+        boolean last = session.held().isEmpty() && !session.shared;
         boolean releaseAll = last && lifecycle.releaseAllSupported();
         SessionStatements.Released released;
         try {

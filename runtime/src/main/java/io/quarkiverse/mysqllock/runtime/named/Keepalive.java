@@ -173,8 +173,8 @@ final class Keepalive {
     private void tendIdleSessions() {
         long now = System.nanoTime();
         for (PinnedSession session : pinned.all()) {
-            // held.isEmpty() without the mutex is a hint only: tend() decides under it
-            if (now - session.lastUsed >= SharedSessions.LINGER_NANOS && (session.shared || session.held.isEmpty())) {
+            // seemsEmpty() is a hint only: tend() decides under the session's lock
+            if (now - session.lastUsed >= SharedSessions.LINGER_NANOS && (session.shared || session.seemsEmpty())) {
                 onCheckThread(session, () -> tend(session, false));
             }
         }
@@ -197,16 +197,17 @@ final class Keepalive {
      *        if its last check is a whole period ago
      */
     private void tend(PinnedSession session, boolean checkTick) {
-        if (!session.mutex.tryLock()) {
+        PinnedSession.Guard locked = session.tryLock();
+        if (locked == null) {
             return; // busy in a statement, which itself would fail if the session were gone
         }
-        try {
+        try (locked) {
             if (session.retired) {
                 return;
             }
             long now = System.nanoTime();
-            if (!session.held.isEmpty()) {
-                if (checkTick || now - session.lastChecked >= checkPeriodNanos) {
+            if (!session.held().isEmpty()) {
+                if (checkTick || now - session.lastChecked() >= checkPeriodNanos) {
                     check(session);
                 }
             } else if (now - session.lastUsed >= SharedSessions.LINGER_NANOS) {
@@ -219,21 +220,19 @@ final class Keepalive {
                 }
                 lifecycle.giveBackEmpty(session, true);
             }
-        } finally {
-            session.mutex.unlock();
         }
     }
 
     /** Checks a session's locks on the server; false if the session failed (its locks are then reported lost). */
     private boolean check(PinnedSession session) {
         long sentAt = System.nanoTime();
-        session.lastChecked = sentAt;
-        List<NamedLock> locks = new ArrayList<>(session.held.values());
+        session.checked(sentAt);
+        List<NamedLock> locks = new ArrayList<>(session.held().values());
         try {
             // Loss is per connection: a session that is still the same server session keeps every named lock it was
             // granted (only its own RELEASE_LOCK, or its end, frees one). One statement per connection checks that,
             // sampling one lock in turn (a reset session keeps its id but no lock); a sample found gone checks all.
-            NamedLock sample = locks.get(Math.floorMod(session.checks++, locks.size()));
+            NamedLock sample = locks.get(Math.floorMod(session.nextCheck(), locks.size()));
             long[] sampled = SessionStatements.isUsedLocks(session.raw, List.of(sample.serverName));
             SessionStatements.checkSameSession(session, sampled[0]);
             if (sampled[1] != 0) {
@@ -253,7 +252,7 @@ final class Keepalive {
                     long holder = holders[i + 2];
                     if (holder != session.connectionId) {
                         NamedLock lock = chunk.get(i);
-                        session.held.remove(lock.serverName);
+                        session.held().remove(lock.serverName);
                         names.remove(lock.serverName, lock);
                         notifier.lose(lock, LockLostException.Reason.NOT_HELD, "Lock '" + lock.name + "' was lost: the"
                                 + " server shows it " + (holder == 0 ? "free" : "held by connection " + holder)
@@ -271,7 +270,7 @@ final class Keepalive {
             return false;
         }
         confirm(session, sentAt);
-        if (session.held.isEmpty()) {
+        if (session.held().isEmpty()) {
             lifecycle.discardLocked(session);
         }
         return true;
@@ -295,21 +294,21 @@ final class Keepalive {
         if (session.confirmed && session.confirmedAt - sinceNanos >= 0) {
             return;
         }
+        PinnedSession.Guard locked;
         try {
-            if (!session.mutex.tryLock(connections.statementTimeoutMillis(), TimeUnit.MILLISECONDS)) {
-                return;
-            }
+            locked = session.tryLock(connections.statementTimeoutMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
         }
-        try {
-            if (!session.retired && session.held.get(lock.serverName) == lock
+        if (locked == null) {
+            return;
+        }
+        try (locked) {
+            if (!session.retired && session.held().get(lock.serverName) == lock
                     && !(session.confirmed && session.confirmedAt - sinceNanos >= 0)) {
                 check(session);
             }
-        } finally {
-            session.mutex.unlock();
         }
     }
 
@@ -331,19 +330,18 @@ final class Keepalive {
         int failed = 0;
         int busy = 0;
         for (PinnedSession session : pinned.all()) {
-            if (!session.mutex.tryLock()) {
+            PinnedSession.Guard locked = session.tryLock();
+            if (locked == null) {
                 busy++; // in a statement, which itself fails if the session is gone
                 continue;
             }
-            try {
-                if (!session.retired && !session.held.isEmpty()) {
+            try (locked) {
+                if (!session.retired && !session.held().isEmpty()) {
                     checked++;
                     if (!check(session)) {
                         failed++;
                     }
                 }
-            } finally {
-                session.mutex.unlock();
             }
         }
         data.put("locks held by this instance", names.size());

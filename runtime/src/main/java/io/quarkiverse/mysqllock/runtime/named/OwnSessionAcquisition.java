@@ -127,14 +127,15 @@ final class OwnSessionAcquisition {
             if (attempt > 1) {
                 membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
             }
-            PinnedSession session = me == null ? null : threads.lockAffineSession(me, serverName);
+            PinnedSession.Guard locked = me == null ? null : threads.lockAffineSession(me, serverName);
             boolean fresh = false;
-            if (session == null) {
-                session = pinned.pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
+            if (locked == null) {
+                locked = pinned.pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
                 fresh = true;
                 // Known before it waits, so that a lapse during the wait ends it (and voids its grant).
-                pinned.add(session);
+                pinned.add(locked.session());
             }
+            PinnedSession session = locked.session();
             try {
                 return acquireOn(session, fresh, name, serverName, start, deadline, throwIfBusy);
             } catch (ServerReadOnly e) {
@@ -166,7 +167,7 @@ final class OwnSessionAcquisition {
                 }
                 LOG.debugf(e, "Replacing a dead pooled connection for lock '%s'", name);
             } finally {
-                session.mutex.unlock();
+                locked.close();
             }
         }
     }

@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.named;
 import java.sql.Connection;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -10,7 +11,9 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 
 /**
  * A connection kept out of the pool while it holds named locks: one server session. Every statement on it, and every
- * change to the locks it holds, happens under {@link #mutex}.
+ * change to the locks it holds, happens under its lock, which one place takes ({@link #lock}, {@link #tryLock}) and
+ * whoever holds the returned {@link Guard} gives back ({@link Guard#close}); the state it guards is reachable only
+ * through methods that check the calling thread holds it.
  * <p>
  * A session is either a thread's own (the locks it waited for, and every later lock of that thread while it holds
  * any) or shared (locks granted at once, of any thread; several locks of several threads on one connection).
@@ -24,7 +27,8 @@ final class PinnedSession {
     final Thread affinity;
     /** Lent to every thread for locks the server grants at once; stays pinned a moment after its last lock. */
     final boolean shared;
-    final ReentrantLock mutex = new ReentrantLock();
+    private final ReentrantLock mutex = new ReentrantLock();
+    private final Guard guard = new Guard();
     final boolean autoCommitWasOff;
     /** The network time-out the pool lent the connection with, restored when it goes back. */
     final int originalNetworkTimeout;
@@ -32,7 +36,7 @@ final class PinnedSession {
     final AtomicBoolean checking = new AtomicBoolean();
 
     /** Server name to lock; guarded by the mutex. */
-    final Map<String, NamedLock> held = new LinkedHashMap<>();
+    private final Map<String, NamedLock> held = new LinkedHashMap<>();
     /** The server session id, known after the first statement; written under the mutex. */
     volatile long connectionId;
     /**
@@ -46,9 +50,9 @@ final class PinnedSession {
      */
     final AtomicBoolean handedBack = new AtomicBoolean();
     /** Which held lock the next keepalive samples; guarded by the mutex. */
-    int checks;
+    private int checks;
     /** {@link System#nanoTime()} of the last check of its locks (or of its pinning); guarded by the mutex. */
-    long lastChecked = System.nanoTime();
+    private long lastChecked = System.nanoTime();
     /**
      * {@link System#nanoTime()} when the last statement that found this session still holding its locks was sent (the
      * server's state then or later): a keepalive check, or a {@code GET_LOCK} that found it the same session on a
@@ -68,5 +72,76 @@ final class PinnedSession {
         this.shared = shared;
         this.autoCommitWasOff = autoCommitWasOff;
         this.originalNetworkTimeout = originalNetworkTimeout;
+    }
+
+    /**
+     * The session's lock, held by the thread that took it: every statement on the session and every change of its
+     * locks happens while one is open. {@link #close} gives it back, once, on that thread.
+     */
+    final class Guard implements AutoCloseable {
+
+        private Guard() {
+        }
+
+        PinnedSession session() {
+            return PinnedSession.this;
+        }
+
+        @Override
+        public void close() {
+            mutex.unlock();
+        }
+    }
+
+    /** Takes the session's lock, waiting as long as a statement on it runs. */
+    Guard lock() {
+        mutex.lock();
+        return guard;
+    }
+
+    /** The session's lock if it is free now; null while a statement holds it. */
+    Guard tryLock() {
+        return mutex.tryLock() ? guard : null;
+    }
+
+    /** The session's lock if it comes free within the time-out; null otherwise. */
+    Guard tryLock(long timeout, TimeUnit unit) throws InterruptedException {
+        return mutex.tryLock(timeout, unit) ? guard : null;
+    }
+
+    /** Whether a thread holds the session's lock (a statement runs on it), for diagnostics. */
+    boolean inStatement() {
+        return mutex.isLocked();
+    }
+
+    /** The locks the session holds, by server name: under its lock only. */
+    Map<String, NamedLock> held() {
+        assert mutex.isHeldByCurrentThread() : "the locks of a pinned session are read and changed under its lock";
+        return held;
+    }
+
+    /**
+     * Whether it holds no lock, read without its lock: a hint that a decision under the lock confirms (a session that
+     * seems idle is then looked at under it).
+     */
+    boolean seemsEmpty() {
+        return held.isEmpty();
+    }
+
+    /** The index of the next lock a keepalive check samples; under the session's lock. */
+    int nextCheck() {
+        assert mutex.isHeldByCurrentThread() : "a pinned session's checks are counted under its lock";
+        return checks++;
+    }
+
+    /** {@link System#nanoTime()} of the last check of its locks (or of its pinning); under the session's lock. */
+    long lastChecked() {
+        assert mutex.isHeldByCurrentThread() : "a pinned session's checks are timed under its lock";
+        return lastChecked;
+    }
+
+    void checked(long sentAt) {
+        assert mutex.isHeldByCurrentThread() : "a pinned session's checks are timed under its lock";
+        lastChecked = sentAt;
     }
 }

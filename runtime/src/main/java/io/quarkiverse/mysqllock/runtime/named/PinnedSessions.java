@@ -31,9 +31,9 @@ final class PinnedSessions {
 
     /**
      * Borrows a connection and makes it a session, every statement on it bounded by statement-timeout; returns with the
-     * session's mutex held. It is listed only once {@link #add} is called.
+     * session locked ({@link PinnedSession#lock}). It is listed only once {@link #add} is called.
      */
-    PinnedSession pin(String name, Thread me, boolean shared, long budgetNanos) {
+    PinnedSession.Guard pin(String name, Thread me, boolean shared, long budgetNanos) {
         Connection pooled = connections.borrowWithin(name, budgetNanos);
         try {
             Connection raw = ConnectionSource.raw(pooled);
@@ -45,8 +45,7 @@ final class PinnedSessions {
             }
             PinnedSession session = new PinnedSession(pooled, raw, statements.server(raw), me, shared, autoCommitWasOff,
                     networkTimeout);
-            session.mutex.lock();
-            return session;
+            return session.lock();
         } catch (SQLException e) {
             connections.discard(pooled);
             throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,

@@ -54,7 +54,7 @@ final class SessionLifecycle {
 
     /** A thread's own session that holds nothing goes back to the pool; the mutex is held. */
     void retireIfEmpty(PinnedSession session) {
-        if (!session.retired && session.held.isEmpty() && !session.shared) {
+        if (!session.retired && session.held().isEmpty() && !session.shared) {
             retire(session);
         }
     }
@@ -140,8 +140,8 @@ final class SessionLifecycle {
     }
 
     private void failSession(PinnedSession session, LockLostException.Reason reason, String why, Throwable cause) {
-        List<NamedLock> lost = new ArrayList<>(session.held.values());
-        session.held.clear();
+        List<NamedLock> lost = new ArrayList<>(session.held().values());
+        session.held().clear();
         // Told first: once the connection ends, the server frees the locks for others.
         for (NamedLock lock : lost) {
             names.remove(lock.serverName, lock);
@@ -165,13 +165,12 @@ final class SessionLifecycle {
      * server frees its locks, so that nothing stays held that its holders were told they lost.
      */
     void abandon(PinnedSession session, LockLostException.Reason reason, String why) {
-        if (session.mutex.tryLock()) {
-            try {
+        PinnedSession.Guard locked = session.tryLock();
+        if (locked != null) {
+            try (locked) {
                 if (!session.retired) {
                     failSession(session, reason, why, null);
                 }
-            } finally {
-                session.mutex.unlock();
             }
         } else {
             abandonBusy(session, reason, why);
@@ -206,32 +205,34 @@ final class SessionLifecycle {
     }
 
     private void closeSession(PinnedSession session) {
-        boolean locked;
-        try {
-            locked = session.mutex.tryLock(1, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            locked = false;
-        }
-        if (!locked) {
+        PinnedSession.Guard locked = lockWithinASecond(session);
+        if (locked == null) {
             // A statement is still running on it (a long wait): end the session under it, and tell its holders.
             abandonBusy(session, LockLostException.Reason.SHUTDOWN, "the application is shutting down");
             return;
         }
-        try {
+        try (locked) {
             if (session.retired) {
                 return;
             }
-            List<NamedLock> held = new ArrayList<>(session.held.values());
-            session.held.clear();
+            List<NamedLock> held = new ArrayList<>(session.held().values());
+            session.held().clear();
             for (NamedLock lock : held) {
                 names.remove(lock.serverName, lock);
                 notifier.lose(lock, LockLostException.Reason.SHUTDOWN,
                         "Lock '" + lock.name + "' was released because the application is shutting down", null);
             }
             giveBackEmpty(session, false);
-        } finally {
-            session.mutex.unlock();
+        }
+    }
+
+    /** The session's lock if it comes free within a second; null otherwise, or when interrupted (the flag kept). */
+    private static PinnedSession.Guard lockWithinASecond(PinnedSession session) {
+        try {
+            return session.tryLock(1, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
         }
     }
 }

@@ -91,7 +91,7 @@ final class SessionStatements {
         try {
             long sentAt = System.nanoTime();
             // one of the locks the session holds, to confirm them all (a reset session keeps its id, not its locks)
-            String sample = session.held.isEmpty() ? serverName : session.held.keySet().iterator().next();
+            String sample = session.held().isEmpty() ? serverName : session.held().keySet().iterator().next();
             PreparedStatement statement = connections.statements().prepare(session.raw,
                     "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only, IS_USED_LOCK(?)");
             statement.setString(1, serverName);
@@ -115,7 +115,7 @@ final class SessionStatements {
                 }
                 return Grant.READ_ONLY;
             }
-            if (!session.held.isEmpty() && sampleHolder == session.connectionId) {
+            if (!session.held().isEmpty() && sampleHolder == session.connectionId) {
                 // The same server session, on a writable server, still holding a lock it was granted: it holds every
                 // one (only its own RELEASE_LOCK or its end frees one). A shared session this busy may never be free for
                 // a keepalive check, and a strict leader's lock on it would otherwise go unconfirmed.

@@ -54,15 +54,17 @@ final class SharedAcquisition {
             if (here != null && here.isHeld()) {
                 return new Attempt(null, describe ? names.describeLocal(here) : null);
             }
+            PinnedSession.Guard locked = null;
             PinnedSession session = null;
             try {
-                session = shared.lockShared(name, deadline - System.nanoTime());
+                locked = shared.lockShared(name, deadline - System.nanoTime());
+                session = locked.session();
                 // Again under the session's mutex: a grant on this session is registered under it, so none is missed.
                 here = names.get(serverName);
                 if (here != null && here.isHeld()) {
                     return new Attempt(null, describe ? names.describeLocal(here) : null);
                 }
-                NamedLock stale = session.held.get(serverName);
+                NamedLock stale = session.held().get(serverName);
                 if (stale != null) {
                     // Told lost but not released yet, still held by this session: GET_LOCK would grant it again.
                     return new Attempt(null, describe ? names.describeLocal(stale) : null);
@@ -98,9 +100,9 @@ final class SharedAcquisition {
                 }
                 LOG.debugf(e, "Replacing a failed shared lock connection for lock '%s'", name);
             } finally {
-                if (session != null) {
+                if (locked != null) {
                     boolean live = !session.retired;
-                    session.mutex.unlock();
+                    locked.close();
                     if (live) {
                         shared.offerIdleShared(session);
                     }

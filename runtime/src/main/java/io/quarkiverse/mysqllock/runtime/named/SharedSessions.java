@@ -70,21 +70,22 @@ final class SharedSessions {
      * hands back. Idle sessions wait in a queue, so that a thread never queues behind one busy session while another
      * is free.
      */
-    PinnedSession lockShared(String name, long remainingNanos) {
+    PinnedSession.Guard lockShared(String name, long remainingNanos) {
         long budgetNanos = connections.budgetNanos(remainingNanos);
         long deadline = System.nanoTime() + budgetNanos;
         while (true) {
+            PinnedSession.Guard opened = null;
             PinnedSession session = takeIdleShared(name, 0);
             // one thread at a time asks the pool for another shared session: on a pool with none to spare, the others'
             // abandoned requests would hand its connections around among themselves while the first one waits
             if (session == null && mayOpenShared() && openingOne.compareAndSet(false, true)) {
                 try {
-                    session = openShared(name, budgetNanos);
+                    opened = openShared(name, budgetNanos);
                 } finally {
                     openingOne.set(false);
                 }
-                if (session != null) {
-                    return session;
+                if (opened != null) {
+                    return opened;
                 }
             }
             if (session == null) {
@@ -97,12 +98,12 @@ final class SharedSessions {
                             + " answers slowly, or the pool is too small (quarkus.datasource.jdbc.max-size)", null);
                 }
             }
-            session.mutex.lock();
+            PinnedSession.Guard locked = session.lock();
             if (!session.retired) {
                 lastShared.set(session);
-                return session;
+                return locked;
             }
-            session.mutex.unlock(); // retired while idle: dropped
+            locked.close(); // retired while idle: dropped
         }
     }
 
@@ -110,7 +111,7 @@ final class SharedSessions {
      * A new shared session with its mutex held, unless there are as many as the limit already, or the pool has no
      * connection to spare while there are others to fall back on (null then: wait for one of those).
      */
-    private PinnedSession openShared(String name, long budgetNanos) {
+    private PinnedSession.Guard openShared(String name, long budgetNanos) {
         int opening = sharedCount.incrementAndGet();
         if (opening > sharedLimit) {
             sharedCount.decrementAndGet();
@@ -119,11 +120,12 @@ final class SharedSessions {
         try {
             // With shared sessions to fall back on (open, or being opened), a pool without a spare connection is not
             // waited for.
-            PinnedSession session = pinned.pin(name, null, true, opening == 1 ? budgetNanos : SPARE_CONNECTION_NANOS);
+            PinnedSession.Guard locked = pinned.pin(name, null, true, opening == 1 ? budgetNanos : SPARE_CONNECTION_NANOS);
+            PinnedSession session = locked.session();
             lastShared.set(session);
             shared.add(session);
             pinned.add(session);
-            return session;
+            return locked;
         } catch (LockNotAcquiredException e) {
             if (sharedCount.decrementAndGet() == 0 || e.reason() != Reason.POOL_EXHAUSTED) {
                 throw e;

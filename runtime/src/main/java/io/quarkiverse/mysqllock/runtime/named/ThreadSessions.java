@@ -29,20 +29,21 @@ final class ThreadSessions {
     }
 
     /**
-     * The calling thread's session with its mutex held, or null if it has none that can still be used for this name: a
+     * The calling thread's session, locked ({@link PinnedSession#lock}), or null if it has none that can still be used for this
+     * name: a
      * session that holds the name already (for a hold the thread's call no longer owns, such as one waiting for its
      * late release) would grant it again, since named locks are re-entrant per session.
      */
-    PinnedSession lockAffineSession(Thread me, String serverName) {
+    PinnedSession.Guard lockAffineSession(Thread me, String serverName) {
         PinnedSession session = affinity.get(me);
         if (session == null) {
             return null;
         }
-        session.mutex.lock();
-        if (session.retired || session.held.containsKey(serverName)) {
-            session.mutex.unlock();
+        PinnedSession.Guard locked = session.lock();
+        if (session.retired || session.held().containsKey(serverName)) {
+            locked.close();
             return null;
         }
-        return session;
+        return locked;
     }
 }
