@@ -37,15 +37,15 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
 import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
 import io.quarkiverse.mysqllock.runtime.features.AllLocks;
 import io.quarkiverse.mysqllock.runtime.features.AsyncAcquisition;
-import io.quarkiverse.mysqllock.runtime.features.AsyncHandle;
+import io.quarkiverse.mysqllock.runtime.features.AtLeastForHandle;
 import io.quarkiverse.mysqllock.runtime.features.DatabaseRecords;
 import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
-import io.quarkiverse.mysqllock.runtime.features.HeldAtLeast;
 import io.quarkiverse.mysqllock.runtime.features.LateReleases;
 import io.quarkiverse.mysqllock.runtime.features.LeaderWindows;
 import io.quarkiverse.mysqllock.runtime.features.LockedActions;
 import io.quarkiverse.mysqllock.runtime.features.LongHolds;
 import io.quarkiverse.mysqllock.runtime.features.MethodLock;
+import io.quarkiverse.mysqllock.runtime.features.PrimitiveHandle;
 import io.quarkiverse.mysqllock.runtime.features.TableRecords;
 import io.quarkiverse.mysqllock.runtime.features.TickClaims;
 import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
@@ -248,7 +248,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      */
     public ControlledHandle held(ControlledHandle handle, long since, LockOptions options) {
         Duration atLeastFor = options.atLeastFor();
-        return atLeastFor.isZero() ? handle : new HeldAtLeast(handle, since, atLeastFor.toNanos(), lateReleases);
+        return atLeastFor.isZero() ? handle : new AtLeastForHandle(handle, since, atLeastFor.toNanos(), lateReleases);
     }
 
     private String tickRow(String name) {
@@ -280,7 +280,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     @SuppressWarnings("unchecked")
     private Uni<LockHandle> primitiveAsync(Supplier<LockHandle> acquisition) {
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) new AsyncAcquisition<>(
-                () -> AsyncHandle.of(acquisition.get()), worker);
+                () -> PrimitiveHandle.of(acquisition.get()), worker);
     }
 
     @Override

@@ -14,9 +14,9 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.GrantedLock;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 
@@ -27,13 +27,13 @@ import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
  */
 class LossNotifierRaceTest {
 
-    static final class Held extends HeldLock {
+    static final class Held extends GrantedLock {
         Held() {
             super("race", "race", Instant.now());
         }
     }
 
-    static final HoldEngine<Held> ENGINE = new HoldEngine<>() {
+    static final GrantingEngine<Held> ENGINE = new GrantingEngine<>() {
         @Override
         public void release(Held lock) {
         }
@@ -59,7 +59,7 @@ class LossNotifierRaceTest {
         // each round: a new lock with a listener, then every reporter reports its loss at once
         CyclicBarrier start = new CyclicBarrier(reporters, () -> {
             Held lock = new Held();
-            new LockHold<>(lock, ENGINE, null).onLost(e -> {
+            new HoldHandle<>(lock, ENGINE, null).onLost(e -> {
                 notified.incrementAndGet();
                 all.countDown();
             });

@@ -13,7 +13,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
  * in-memory): a hung but live holder never keeps a lock for ever. One timer thread; the end itself runs on the
  * engine's executor, so that an end waiting for a busy session delays no other.
  */
-public final class HoldCaps<L extends HeldLock> implements AutoCloseable {
+public final class HoldCaps<L extends GrantedLock> implements AutoCloseable {
 
     private final ScheduledThreadPoolExecutor timer;
     private final Executor work;
@@ -59,7 +59,7 @@ public final class HoldCaps<L extends HeldLock> implements AutoCloseable {
     }
 
     /** The message of a lock ended at its cap. */
-    public static String message(HeldLock lock, String how) {
+    public static String message(GrantedLock lock, String how) {
         return "Lock '" + lock.name + "' reached its atMostFor cap while it was held: " + how;
     }
 

@@ -6,7 +6,7 @@ import io.quarkiverse.mysqllock.LockLostException;
  * A hold that interrupts the thread it was taken on if its lock is lost before it is released
  * ({@code LockOptions.interruptingOnLoss()}), as {@link LossInterrupt} says.
  */
-public final class InterruptingHandle extends ForwardingHandle {
+public final class InterruptingHandle extends ControlledHandleDecorator {
 
     private final LossInterrupt interrupt;
 

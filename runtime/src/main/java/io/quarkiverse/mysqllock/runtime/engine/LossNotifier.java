@@ -31,7 +31,7 @@ public final class LossNotifier implements AutoCloseable {
     }
 
     /** Marks the lock lost, logs it once and notifies each listener once. */
-    public void lose(HeldLock lock, LockLostException.Reason reason, String message, Throwable cause) {
+    public void lose(GrantedLock lock, LockLostException.Reason reason, String message, Throwable cause) {
         lose(lock, reason, message, cause, false);
     }
 
@@ -39,11 +39,11 @@ public final class LossNotifier implements AutoCloseable {
      * A release found that the lock had been lost while it was held: its listeners hear it, even though the holder
      * has just released it, because whatever it did under the lock may not have been exclusive.
      */
-    public void loseAtRelease(HeldLock lock, LockLostException.Reason reason, String message, Throwable cause) {
+    public void loseAtRelease(GrantedLock lock, LockLostException.Reason reason, String message, Throwable cause) {
         lose(lock, reason, message, cause, true);
     }
 
-    private void lose(HeldLock lock, LockLostException.Reason reason, String message, Throwable cause,
+    private void lose(GrantedLock lock, LockLostException.Reason reason, String message, Throwable cause,
             boolean atRelease) {
         LockLostException lost = new LockLostException(lock.name, reason, message, cause);
         List<Consumer<LockLostException>> toNotify = lock.markLost(lost, atRelease);

@@ -5,7 +5,7 @@ import java.util.Optional;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
-import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
+import io.quarkiverse.mysqllock.runtime.engine.HandleDecorator;
 
 /**
  * The lock of a {@code @Locked} method as the method sees it: through its {@code LockHandle} parameter, or
@@ -13,7 +13,7 @@ import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
  * interceptor releases it when the method ends (after its {@code atLeastFor}, reporting a loss), so the method's own
  * {@code release()} or {@code close()} is refused rather than cutting that short.
  */
-public final class MethodLock extends DelegatingHandle<LockHandle> {
+public final class MethodLock extends HandleDecorator<LockHandle> {
 
     /** The innermost {@code @Locked} method's lock on this thread, and the manager that took it. */
     private static final ThreadLocal<MethodLock> CURRENT = new ThreadLocal<>();

@@ -5,13 +5,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.GrantedLock;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.table.OwnedLease;
 import io.quarkiverse.mysqllock.runtime.table.OwnerTokens;
 
 /** A lease row this instance owns. Its counters are guarded by the lease's monitor. */
-final class Lease extends HeldLock implements OwnedLease {
+final class Lease extends GrantedLock implements OwnedLease {
 
     /**
      * The row's {@code owner} as this lease knows it: the current token (holder identity, a token unique to this

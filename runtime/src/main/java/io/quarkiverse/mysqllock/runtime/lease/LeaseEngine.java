@@ -15,10 +15,10 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -47,14 +47,14 @@ import io.quarkus.runtime.BlockingOperationControl;
  * and {@code forceRelease} to {@link LeaseAdministration}; renewals and expiry to the {@link RenewalWatchdog}, which
  * checks the server's clock with the {@link ClockCheck}. The statements themselves are in {@link LeaseStatements}.
  */
-public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
+public final class LeaseEngine implements LockEngine, GrantingEngine<Lease> {
 
     private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
     /** The most a lease is given up before its confirmed end, so that the holder hears it before anyone can take over. */
 
     private final ConnectionSource connections;
     private final LossNotifier notifier;
-    private final HeldLeases leases;
+    private final LeaseRegistry leases;
     private final LeaseStatements statements;
     private final LeaseAdministration administration;
     /** Group commit of the takes and give-ups asked for at the same moment. */
@@ -72,7 +72,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     public LeaseEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
             LockMetrics metrics, Membership membership) {
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
-        this.leases = new HeldLeases(notifier, timings, observations);
+        this.leases = new LeaseRegistry(notifier, timings, observations);
         this.membership = membership;
         membership.listen(new Membership.Listener() {
             @Override
@@ -141,7 +141,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
             synchronized (mine) {
                 if (mine.isHeld() && mine.holds > 0) {
                     mine.holds++;
-                    return new LockHold<>(mine, this, me);
+                    return new HoldHandle<>(mine, this, me);
                 }
             }
         }
@@ -168,7 +168,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
                 undoTake(lease);
                 throw new Membership.Unconfirmed();
             }
-            return new LockHold<>(lease, this, me);
+            return new HoldHandle<>(lease, this, me);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
@@ -304,7 +304,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
         return administration.holders(row -> {
             Lease mine = leases.get(row.name());
             boolean ours = mine != null && mine.isHeld() && mine.ownerToken().equals(row.holder());
-            return ours ? new LockInfo(row.name(), HeldLeases.describe(mine), mine.since, row.fencingToken(),
+            return ours ? new LockInfo(row.name(), LeaseRegistry.describe(mine), mine.since, row.fencingToken(),
                     LockMode.LEASE) : row;
         });
     }
@@ -340,7 +340,7 @@ public final class LeaseEngine implements LockEngine, HoldEngine<Lease> {
     }
 
     private LockInfo info(Lease lease) {
-        return new LockInfo(lease.name, HeldLeases.describe(lease), lease.since, lease.fence, LockMode.LEASE);
+        return new LockInfo(lease.name, LeaseRegistry.describe(lease), lease.since, lease.fence, LockMode.LEASE);
     }
 
     /** The lock table, as statements name it. */

@@ -34,7 +34,7 @@ final class RenewalWatchdog {
 
     private final ConnectionSource connections;
     private final LeaseStatements statements;
-    private final HeldLeases held;
+    private final LeaseRegistry held;
     private final Membership membership;
     private final ClockCheck clock;
     private final LockMetrics metrics;
@@ -42,7 +42,7 @@ final class RenewalWatchdog {
     private final PeriodicWork watchdog;
 
     /** Starts the watchdog: a renewal every renewal interval, the expiry check twice per loss margin. */
-    RenewalWatchdog(ConnectionSource connections, LeaseStatements statements, HeldLeases held, Membership membership,
+    RenewalWatchdog(ConnectionSource connections, LeaseStatements statements, LeaseRegistry held, Membership membership,
             ClockCheck clock, LockMetrics metrics, LockTimings timings) {
         this.connections = connections;
         this.statements = statements;

@@ -15,11 +15,11 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
-import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.GrantedLock;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
 import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -35,7 +35,7 @@ import io.quarkiverse.mysqllock.runtime.engine.Refusals;
  * server, and live as long as the JVM (fencing tokens never go back): that map is its one static state, on purpose, as
  * a database outlives the applications that use it (dev mode's reloads, test classes).
  */
-public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngine.MemLock> {
+public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemoryEngine.MemLock> {
 
     /** The JVM's in-memory "servers", one per datasource name: the holder and the last fencing token of each name. */
     private static final Map<String, Map<String, Slot>> SERVERS = new ConcurrentHashMap<>();
@@ -109,7 +109,7 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
     }
 
     /** One held lock, shared by its nested holds. */
-    public static final class MemLock extends HeldLock {
+    public static final class MemLock extends GrantedLock {
         final long fence;
         final InMemoryEngine engine;
         int holds = 1;
@@ -144,7 +144,7 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
             synchronized (held) {
                 if (held.isHeld() && held.holds > 0) {
                     held.holds++;
-                    return new LockHold<>(held, this, me);
+                    return new HoldHandle<>(held, this, me);
                 }
             }
         }
@@ -183,7 +183,7 @@ public final class InMemoryEngine implements LockEngine, HoldEngine<InMemoryEngi
         if (request.atMostForNanos() > 0) {
             caps.capAt(lock, request.atMostForNanos());
         }
-        return new LockHold<>(lock, this, me);
+        return new HoldHandle<>(lock, this, me);
     }
 
     @Override

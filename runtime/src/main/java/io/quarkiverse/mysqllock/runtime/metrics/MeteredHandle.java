@@ -7,11 +7,11 @@ import io.quarkiverse.mysqllock.LockEvent;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /** A handle that reports its hold time when it is first released, and its end as an event. */
-final class MeteredHandle extends ForwardingHandle {
+final class MeteredHandle extends ControlledHandleDecorator {
 
     /** Told once how a hold ended: released, or lost first. */
     @FunctionalInterface

@@ -22,7 +22,7 @@ import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /**
  * Who holds which name, for the API's queries and the admin API: this instance's own holds first, described from
- * {@link HeldNames}, then what the server shows, read on a pooled connection (never a pinned one). Also describes the
+ * {@link NameRegistry}, then what the server shows, read on a pooled connection (never a pinned one). Also describes the
  * connections this engine keeps out of the pool, for diagnostics.
  */
 final class HolderCensus {
@@ -33,11 +33,11 @@ final class HolderCensus {
     private final ConnectionSource connections;
     private final LockTable table;
     private final ShutdownFlag shutdown;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final PinnedSessions pinned;
     private final SharedSessions shared;
 
-    HolderCensus(ConnectionSource connections, LockTable table, ShutdownFlag shutdown, HeldNames names,
+    HolderCensus(ConnectionSource connections, LockTable table, ShutdownFlag shutdown, NameRegistry names,
             PinnedSessions pinned, SharedSessions shared) {
         this.connections = connections;
         this.table = table;

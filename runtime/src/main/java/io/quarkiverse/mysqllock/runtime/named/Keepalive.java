@@ -39,7 +39,7 @@ final class Keepalive {
     /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
     private final Membership membership;
     private final LossNotifier notifier;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final PinnedSessions pinned;
     private final SharedSessions shared;
     private final SessionLifecycle lifecycle;
@@ -54,7 +54,7 @@ final class Keepalive {
 
     /** Starts the periodic work, and ends every session when the membership lapses or the instance is out of its fleet. */
     Keepalive(LockTimings timings, ConnectionSource connections, Membership membership, LossNotifier notifier,
-            HeldNames names, PinnedSessions pinned, SharedSessions shared, SessionLifecycle lifecycle) {
+            NameRegistry names, PinnedSessions pinned, SharedSessions shared, SessionLifecycle lifecycle) {
         this.connections = connections;
         this.membership = membership;
         this.notifier = notifier;

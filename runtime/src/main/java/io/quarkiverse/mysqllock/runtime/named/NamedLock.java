@@ -3,10 +3,10 @@ package io.quarkiverse.mysqllock.runtime.named;
 import java.time.Instant;
 import java.util.concurrent.locks.ReentrantLock;
 
-import io.quarkiverse.mysqllock.runtime.engine.HeldLock;
+import io.quarkiverse.mysqllock.runtime.engine.GrantedLock;
 
 /** One lock the server granted to one pinned session. Its counters are guarded by the session's mutex. */
-final class NamedLock extends HeldLock {
+final class NamedLock extends GrantedLock {
 
     final PinnedSession session;
 

@@ -7,10 +7,10 @@ import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
 import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -35,27 +35,28 @@ import io.quarkiverse.mysqllock.runtime.table.LockTable;
  * back to the pool only after the server confirmed it holds no named lock ({@code RELEASE_ALL_LOCKS()}); a session
  * whose state is in doubt is destroyed, which frees its locks on the server.
  * <p>
- * This class only routes; the path of a name, top-down: {@code HeldNames} (nesting, in-JVM exclusion), then
+ * This class only routes; the path of a name, top-down: {@code NameRegistry} (nesting, in-JVM exclusion), then
  * {@code SharedAcquisition} on a {@code SharedSessions} session, else {@code OwnSessionAcquisition} on the thread's
  * {@code ThreadSessions} session after the {@code WaitForGraph} let it wait; a grant is registered and released by
- * {@code Holds}, with {@code SessionStatements}, on a session {@code PinnedSessions} pinned and {@code SessionLifecycle}
+ * {@code SessionGrants}, with {@code SessionStatements}, on a session {@code PinnedSessions} pinned and
+ * {@code SessionLifecycle}
  * ends. {@code Keepalive} checks the sessions and the membership, {@code FenceIssuer} issues fencing tokens, and
  * {@code HolderCensus} answers who holds what. Each session's state is guarded by its {@code PinnedSession.mutex},
  * whichever part holds it.
  */
-public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> {
+public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLock> {
 
     private final ConnectionSource connections;
     /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
     private final Membership membership;
     private final LossNotifier notifier;
     private final ShutdownFlag shutdown = new ShutdownFlag();
-    private final HeldNames names;
+    private final NameRegistry names;
     private final SharedSessions shared;
     private final ThreadSessions threads;
     private final SharedAcquisition onShared;
     private final OwnSessionAcquisition onOwn;
-    private final Holds holds;
+    private final SessionGrants holds;
     private final FenceIssuer fences;
     private final SessionLifecycle lifecycle;
     private final HolderCensus census;
@@ -68,13 +69,13 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         this.membership = membership;
         this.connections = connections;
         SessionStatements statements = new SessionStatements(connections);
-        // The handles made by the registry and by Holds call back into this engine (HoldEngine) to release their holds.
-        this.names = new HeldNames(identity, this);
+        // The handles made by the registry and by SessionGrants call back into this engine (GrantingEngine) to release their holds.
+        this.names = new NameRegistry(identity, this);
         PinnedSessions pinned = new PinnedSessions(connections, statements);
         this.shared = new SharedSessions(sharedConnections, connections, pinned);
         this.threads = new ThreadSessions();
         this.lifecycle = new SessionLifecycle(connections, statements, notifier, names, pinned, shared, threads);
-        this.holds = new Holds(connections, statements, notifier, membership, shutdown, names, lifecycle, this);
+        this.holds = new SessionGrants(connections, statements, notifier, membership, shutdown, names, lifecycle, this);
         this.onShared = new SharedAcquisition(statements, names, shared, lifecycle, holds);
         this.onOwn = new OwnSessionAcquisition(connections, statements, membership, names, new WaitForGraph(names),
                 threads, pinned, lifecycle, holds);
@@ -116,7 +117,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         ControlledHandle taken = take(name, serverName, start, deadline, throwIfBusy, me);
         if (taken != null && capNanos > 0) {
             // No lease here: the lock ends with its session, or when this process ends it at the cap.
-            caps.capAt(LockHold.lockOf(taken, NamedLock.class), capNanos);
+            caps.capAt(HoldHandle.lockOf(taken, NamedLock.class), capNanos);
         }
         return taken;
     }
@@ -137,7 +138,7 @@ public final class NamedLockEngine implements LockEngine, HoldEngine<NamedLock> 
         return onOwn.acquireOnOwnSession(name, serverName, me, start, deadline, throwIfBusy);
     }
 
-    // --- a hold (HoldEngine) ---
+    // --- a hold (GrantingEngine) ---
 
     @Override
     public void release(NamedLock lock) {

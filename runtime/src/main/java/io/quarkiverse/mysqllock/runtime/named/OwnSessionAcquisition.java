@@ -37,18 +37,18 @@ final class OwnSessionAcquisition {
     private final SessionStatements statements;
     /** This instance's membership of its fleet: confirmed again before each further attempt. */
     private final Membership membership;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final WaitForGraph waits;
     private final ThreadSessions threads;
     private final PinnedSessions pinned;
     private final SessionLifecycle lifecycle;
-    private final Holds holds;
+    private final SessionGrants holds;
     /** The right to wait on the server for a name, one thread at a time per name. */
     private final LocalGate.Gates gates = new LocalGate.Gates();
 
     OwnSessionAcquisition(ConnectionSource connections, SessionStatements statements, Membership membership,
-            HeldNames names, WaitForGraph waits, ThreadSessions threads, PinnedSessions pinned,
-            SessionLifecycle lifecycle, Holds holds) {
+            NameRegistry names, WaitForGraph waits, ThreadSessions threads, PinnedSessions pinned,
+            SessionLifecycle lifecycle, SessionGrants holds) {
         this.connections = connections;
         this.statements = statements;
         this.membership = membership;

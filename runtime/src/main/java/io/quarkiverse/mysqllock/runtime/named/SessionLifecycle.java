@@ -25,7 +25,7 @@ final class SessionLifecycle {
     private final ConnectionSource connections;
     private final SessionStatements statements;
     private final LossNotifier notifier;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final PinnedSessions pinned;
     private final SharedSessions shared;
     private final ThreadSessions threads;
@@ -33,7 +33,7 @@ final class SessionLifecycle {
     private volatile boolean releaseAllSupported = true;
 
     SessionLifecycle(ConnectionSource connections, SessionStatements statements, LossNotifier notifier,
-            HeldNames names, PinnedSessions pinned, SharedSessions shared, ThreadSessions threads) {
+            NameRegistry names, PinnedSessions pinned, SharedSessions shared, ThreadSessions threads) {
         this.connections = connections;
         this.statements = statements;
         this.notifier = notifier;
@@ -179,7 +179,7 @@ final class SessionLifecycle {
 
     /**
      * Ends a session whose mutex a statement holds, under it, and tells the holders of its locks; the statement's own
-     * grant, if it gets one, is void ({@link Holds#register}).
+     * grant, if it gets one, is void ({@link SessionGrants#register}).
      */
     private void abandonBusy(PinnedSession session, LockLostException.Reason reason, String why) {
         session.retired = true;

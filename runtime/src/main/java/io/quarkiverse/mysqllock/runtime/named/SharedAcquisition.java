@@ -29,13 +29,13 @@ final class SharedAcquisition {
     }
 
     private final SessionStatements statements;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final SharedSessions shared;
     private final SessionLifecycle lifecycle;
-    private final Holds holds;
+    private final SessionGrants holds;
 
-    SharedAcquisition(SessionStatements statements, HeldNames names, SharedSessions shared, SessionLifecycle lifecycle,
-            Holds holds) {
+    SharedAcquisition(SessionStatements statements, NameRegistry names, SharedSessions shared, SessionLifecycle lifecycle,
+            SessionGrants holds) {
         this.statements = statements;
         this.names = names;
         this.shared = shared;

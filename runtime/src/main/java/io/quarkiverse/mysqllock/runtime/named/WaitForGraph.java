@@ -15,9 +15,9 @@ final class WaitForGraph {
 
     /** The lock each thread waits for on the server now; guarded by itself. */
     private final Map<Thread, String> waitingFor = new HashMap<>();
-    private final HeldNames names;
+    private final NameRegistry names;
 
-    WaitForGraph(HeldNames names) {
+    WaitForGraph(NameRegistry names) {
         this.names = names;
     }
 

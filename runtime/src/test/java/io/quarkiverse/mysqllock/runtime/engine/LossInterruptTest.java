@@ -24,7 +24,7 @@ class LossInterruptTest {
     /** Shut down: it calls the listeners on the thread that reports the loss. */
     private final LossNotifier inline = new LossNotifier(LockMetrics.NONE, LockMode.LEASE);
     private final TestLock lock = new TestLock("job");
-    private final LockHold<TestLock> hold = lock.newHold();
+    private final HoldHandle<TestLock> hold = lock.newHold();
 
     LossInterruptTest() {
         inline.close();

@@ -34,7 +34,7 @@ class LossNotifierTest {
     /** Shut down: it tells each listener on the reporting thread, before the report returns. */
     private final LossNotifier inline = new LossNotifier(metrics, LockMode.NAMED);
     private final TestLock lock = new TestLock("orders");
-    private final LockHold<TestLock> hold = lock.newHold();
+    private final HoldHandle<TestLock> hold = lock.newHold();
 
     LossNotifierTest() {
         inline.close();
@@ -150,7 +150,7 @@ class LossNotifierTest {
     @Test
     void aReleasedHoldHearsOfNoLaterLossWhileTheHoldItNestedInDoes() {
         List<String> told = new CopyOnWriteArrayList<>();
-        LockHold<TestLock> nested = lock.newHold();
+        HoldHandle<TestLock> nested = lock.newHold();
         hold.onLost(lost -> told.add("outer"));
         nested.onLost(lost -> told.add("nested"));
         nested.release();

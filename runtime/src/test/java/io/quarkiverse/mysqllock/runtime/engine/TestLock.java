@@ -6,9 +6,9 @@ import java.time.Instant;
  * A lock of no engine, for the engine package's tests; its {@link #ENGINE} does nothing when a hold is released, so the
  * lock stays held until a test marks it released or lost.
  */
-final class TestLock extends HeldLock {
+final class TestLock extends GrantedLock {
 
-    static final HoldEngine<TestLock> ENGINE = new HoldEngine<>() {
+    static final GrantingEngine<TestLock> ENGINE = new GrantingEngine<>() {
         @Override
         public void release(TestLock lock) {
         }
@@ -31,7 +31,7 @@ final class TestLock extends HeldLock {
      * A new hold of this lock that no thread owns (as an asynchronous one). Release it at the end of the test: a hold
      * garbage-collected while held is reported as leaked.
      */
-    LockHold<TestLock> newHold() {
-        return new LockHold<>(this, ENGINE, null);
+    HoldHandle<TestLock> newHold() {
+        return new HoldHandle<>(this, ENGINE, null);
     }
 }

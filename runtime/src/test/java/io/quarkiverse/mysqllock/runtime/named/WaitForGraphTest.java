@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 
 /**
  * Deadlocks among this instance's threads, which the server cannot see: a wait that would close a cycle of "waits for
@@ -27,7 +27,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockHold;
  */
 class WaitForGraphTest {
 
-    private static final HoldEngine<NamedLock> ENGINE = new HoldEngine<>() {
+    private static final GrantingEngine<NamedLock> ENGINE = new GrantingEngine<>() {
         @Override
         public void release(NamedLock lock) {
         }
@@ -42,23 +42,23 @@ class WaitForGraphTest {
         }
     };
 
-    private final HeldNames names = new HeldNames("test-instance", ENGINE);
+    private final NameRegistry names = new NameRegistry("test-instance", ENGINE);
     private final WaitForGraph graph = new WaitForGraph(names);
     /** The holds that make the threads owners: kept reachable, or their cleaner would release them. */
-    private final List<LockHold<NamedLock>> keptHolds = new ArrayList<>();
+    private final List<HoldHandle<NamedLock>> keptHolds = new ArrayList<>();
     private final Thread first = new Thread("first");
     private final Thread second = new Thread("second");
     private final Thread third = new Thread("third");
 
     @AfterEach
     void releaseTheHolds() {
-        keptHolds.forEach(LockHold::release);
+        keptHolds.forEach(HoldHandle::release);
     }
 
     /** {@code owner} holds the lock known on the server as {@code serverName}; the application calls it "app ...". */
     private NamedLock holds(Thread owner, String serverName) {
         NamedLock lock = new NamedLock("app " + serverName, serverName, null, Instant.now());
-        keptHolds.add(new LockHold<>(lock, ENGINE, owner));
+        keptHolds.add(new HoldHandle<>(lock, ENGINE, owner));
         names.put(serverName, lock);
         return lock;
     }

@@ -14,7 +14,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
  * The leases this instance holds, by server name, and the in-JVM gates in front of them. A lease counts as lost as
  * soon as it may have ended on the server ({@link #overdue}); a lost lease leaves at once and opens its gate.
  */
-final class HeldLeases {
+final class LeaseRegistry {
 
     private final ConcurrentHashMap<String, Lease> local = new ConcurrentHashMap<>();
     private final LocalGate.Gates gates = new LocalGate.Gates();
@@ -27,7 +27,7 @@ final class HeldLeases {
     private final long lossMarginNanos;
     private final Observations observations;
 
-    HeldLeases(LossNotifier notifier, LockTimings timings, Observations observations) {
+    LeaseRegistry(LossNotifier notifier, LockTimings timings, Observations observations) {
         this.notifier = notifier;
         this.ttlNanos = timings.ttlNanos();
         this.lossMarginNanos = timings.lossMarginNanos();

@@ -11,11 +11,11 @@ import io.quarkiverse.mysqllock.LockLostException;
  * {@link #onLost} returns this handle, {@link #close()} is {@link #release()}, and {@link #parts()} is this handle
  * (a subclass that stands for several locks forwards it).
  */
-public abstract class DelegatingHandle<H extends LockHandle> implements LockHandle {
+public abstract class HandleDecorator<H extends LockHandle> implements LockHandle {
 
     protected final H handle;
 
-    protected DelegatingHandle(H handle) {
+    protected HandleDecorator(H handle) {
         this.handle = handle;
     }
 

@@ -5,7 +5,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
 
 /**
  * A hold kept until {@code atLeastFor} after a moment (its grant; a {@code @Locked} method's start): its release
@@ -14,14 +14,14 @@ import io.quarkiverse.mysqllock.runtime.engine.ForwardingHandle;
  * From the release on, the handle is no longer valid for its caller, and the lock kept no longer belongs to the caller's
  * thread. A cancelled asynchronous hold ({@link #abandon}) ends at once.
  */
-public final class HeldAtLeast extends ForwardingHandle {
+public final class AtLeastForHandle extends ControlledHandleDecorator {
 
     private final long grantedAt;
     private final long atLeastNanos;
     private final LateReleases later;
     private final AtomicBoolean released = new AtomicBoolean();
 
-    public HeldAtLeast(ControlledHandle held, long grantedAt, long atLeastNanos, LateReleases later) {
+    public AtLeastForHandle(ControlledHandle held, long grantedAt, long atLeastNanos, LateReleases later) {
         super(held);
         this.grantedAt = grantedAt;
         this.atLeastNanos = atLeastNanos;

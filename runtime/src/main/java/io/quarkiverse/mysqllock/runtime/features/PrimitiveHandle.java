@@ -5,21 +5,21 @@ import java.util.List;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.DelegatingHandle;
+import io.quarkiverse.mysqllock.runtime.engine.HandleDecorator;
 
 /**
  * A handle of a coordination primitive (a permit, several permits, a read or write lock) as {@link AsyncAcquisition}
  * delivers it: what it needs of a {@link ControlledHandle} (a release, an abandonment after a cancellation) on top of
  * the handle, to which everything else goes.
  */
-public final class AsyncHandle extends DelegatingHandle<LockHandle> implements ControlledHandle {
+public final class PrimitiveHandle extends HandleDecorator<LockHandle> implements ControlledHandle {
 
-    private AsyncHandle(LockHandle handle) {
+    private PrimitiveHandle(LockHandle handle) {
         super(handle);
     }
 
     public static ControlledHandle of(LockHandle handle) {
-        return handle == null || handle instanceof ControlledHandle ? (ControlledHandle) handle : new AsyncHandle(handle);
+        return handle == null || handle instanceof ControlledHandle ? (ControlledHandle) handle : new PrimitiveHandle(handle);
     }
 
     @Override

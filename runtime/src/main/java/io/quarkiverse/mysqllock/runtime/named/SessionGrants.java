@@ -7,9 +7,9 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
 import io.quarkiverse.mysqllock.runtime.engine.HoldCaps;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -21,7 +21,7 @@ import io.quarkus.runtime.BlockingOperationControl;
  * valid while this instance's membership of its fleet is confirmed, released on the server with its last hold, after
  * which a thread's own session that holds nothing goes back to the pool.
  */
-final class Holds {
+final class SessionGrants {
 
     private static final Logger LOG = Logger.getLogger(NamedLockEngine.class);
 
@@ -31,13 +31,13 @@ final class Holds {
     /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
     private final Membership membership;
     private final ShutdownFlag shutdown;
-    private final HeldNames names;
+    private final NameRegistry names;
     private final SessionLifecycle lifecycle;
-    /** The engine, which the handles made here call back to release their holds ({@link HoldEngine} only). */
-    private final HoldEngine<NamedLock> engine;
+    /** The engine, which the handles made here call back to release their holds ({@link GrantingEngine} only). */
+    private final GrantingEngine<NamedLock> engine;
 
-    Holds(ConnectionSource connections, SessionStatements statements, LossNotifier notifier, Membership membership,
-            ShutdownFlag shutdown, HeldNames names, SessionLifecycle lifecycle, HoldEngine<NamedLock> engine) {
+    SessionGrants(ConnectionSource connections, SessionStatements statements, LossNotifier notifier, Membership membership,
+            ShutdownFlag shutdown, NameRegistry names, SessionLifecycle lifecycle, GrantingEngine<NamedLock> engine) {
         this.connections = connections;
         this.statements = statements;
         this.notifier = notifier;
@@ -81,7 +81,7 @@ final class Holds {
             releaseLocked(lock);
             throw new Membership.Unconfirmed();
         }
-        return new LockHold<>(lock, engine, owner);
+        return new HoldHandle<>(lock, engine, owner);
     }
 
     /**

@@ -5,8 +5,8 @@ import java.util.Collection;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.HoldEngine;
-import io.quarkiverse.mysqllock.runtime.engine.LockHold;
+import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
+import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
 
 /**
  * The names this instance holds, one {@link NamedLock} per server name whatever session holds it: the in-JVM
@@ -14,14 +14,14 @@ import io.quarkiverse.mysqllock.runtime.engine.LockHold;
  * the owner thread's call, which nests onto its lock without a statement. An entry is added under its session's mutex
  * and removed under it, or by whoever ends the session under a statement that holds it; reads need no lock.
  */
-final class HeldNames {
+final class NameRegistry {
 
     private final ConcurrentHashMap<String, NamedLock> local = new ConcurrentHashMap<>();
     private final String identity;
-    /** The engine, which the handles made here call back to release their holds ({@link HoldEngine} only). */
-    private final HoldEngine<NamedLock> engine;
+    /** The engine, which the handles made here call back to release their holds ({@link GrantingEngine} only). */
+    private final GrantingEngine<NamedLock> engine;
 
-    HeldNames(String identity, HoldEngine<NamedLock> engine) {
+    NameRegistry(String identity, GrantingEngine<NamedLock> engine) {
         this.identity = identity;
         this.engine = engine;
     }
@@ -61,7 +61,7 @@ final class HeldNames {
                 return null;
             }
             mine.holds++;
-            return new LockHold<>(mine, engine, me);
+            return new HoldHandle<>(mine, engine, me);
         }
     }
 

@@ -6,9 +6,9 @@ import io.quarkiverse.mysqllock.LockLostException;
  * A handle that adds to another of this extension's (metering, a minimum hold), the engines' controls included: whatever
  * a subclass does not override goes to the handle it wraps.
  */
-public abstract class ForwardingHandle extends DelegatingHandle<ControlledHandle> implements ControlledHandle {
+public abstract class ControlledHandleDecorator extends HandleDecorator<ControlledHandle> implements ControlledHandle {
 
-    protected ForwardingHandle(ControlledHandle handle) {
+    protected ControlledHandleDecorator(ControlledHandle handle) {
         super(handle);
     }
 

@@ -1,7 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
-/** What a {@link LockHold} asks of the engine that granted its lock. */
-public interface HoldEngine<L extends HeldLock> {
+/** What a {@link HoldHandle} asks of the engine that granted its lock. */
+public interface GrantingEngine<L extends GrantedLock> {
 
     /** Ends one hold; the lock is released when its last hold ends. */
     void release(L lock);

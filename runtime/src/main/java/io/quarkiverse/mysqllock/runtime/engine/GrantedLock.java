@@ -13,10 +13,10 @@ import io.quarkiverse.mysqllock.LockLostException;
  * hold count; {@link #lost} and {@link #released} may be read by any thread.
  * <p>
  * Re-entrancy is for the thread whose own call holds the lock: the owner is the thread of the holds that are still
- * attached to their calls ({@link LockHold#detach()}), and there is none once every such hold was released or
+ * attached to their calls ({@link HoldHandle#detach()}), and there is none once every such hold was released or
  * detached (a late release, a handle another thread took over), so that no call nests onto a hold it does not own.
  */
-public abstract class HeldLock {
+public abstract class GrantedLock {
 
     public final String name;
     public final String serverName;
@@ -37,7 +37,7 @@ public abstract class HeldLock {
     /** Counts the caps set, so that an end whose cap was replaced does not run; guarded by this. */
     int capGeneration;
 
-    protected HeldLock(String name, String serverName, Instant since) {
+    protected GrantedLock(String name, String serverName, Instant since) {
         this.name = name;
         this.serverName = serverName;
         this.since = since;

@@ -17,17 +17,17 @@ import io.quarkiverse.mysqllock.LockOptions;
  * for itself belongs to that thread's call until it is released or detached; another thread using the handle detaches
  * it, since the handle then serves that thread's work.
  */
-public final class LockHold<L extends HeldLock> implements ControlledHandle {
+public final class HoldHandle<L extends GrantedLock> implements ControlledHandle {
 
     private final L lock;
-    private final HoldEngine<L> engine;
+    private final GrantingEngine<L> engine;
     /** What a release changes, apart from the handle: a leaked handle's cleaner releases through it. */
     private final State<L> state;
     /** Releases the hold if this handle is garbage-collected while held. */
     private final Cleaner.Cleanable leak;
 
     /** @param owner the thread whose own call takes this hold (it may nest onto it), or null for an asynchronous one */
-    public LockHold(L lock, HoldEngine<L> engine, Thread owner) {
+    public HoldHandle(L lock, GrantingEngine<L> engine, Thread owner) {
         this.lock = lock;
         this.engine = engine;
         this.state = new State<>(lock, engine, owner);
@@ -39,16 +39,16 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     }
 
     /** A hold's state, which must not refer to its handle (the handle's cleaner uses it). */
-    private static final class State<L extends HeldLock> implements HoldLeaks.Leaked {
+    private static final class State<L extends GrantedLock> implements HoldLeaks.Leaked {
         final L lock;
-        final HoldEngine<L> engine;
+        final GrantingEngine<L> engine;
         final AtomicBoolean released = new AtomicBoolean();
         /** The thread whose own call this hold is, until detached. */
         final AtomicReference<Thread> call;
         /** This hold's loss listeners, removed from the lock when the hold is released; guarded by itself. */
         final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
-        State(L lock, HoldEngine<L> engine, Thread owner) {
+        State(L lock, GrantingEngine<L> engine, Thread owner) {
             this.lock = lock;
             this.engine = engine;
             this.call = new AtomicReference<>(owner);
@@ -90,8 +90,8 @@ public final class LockHold<L extends HeldLock> implements ControlledHandle {
     }
 
     /** The lock of a hold an engine has just made. */
-    public static <L extends HeldLock> L lockOf(ControlledHandle handle, Class<L> type) {
-        return type.cast(((LockHold<?>) handle).lock);
+    public static <L extends GrantedLock> L lockOf(ControlledHandle handle, Class<L> type) {
+        return type.cast(((HoldHandle<?>) handle).lock);
     }
 
     @Override
