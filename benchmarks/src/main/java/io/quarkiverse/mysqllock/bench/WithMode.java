@@ -12,10 +12,10 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
  */
 record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implements MySqlLockRuntimeConfig {
 
-        @Override
-        public java.util.Map<String, DataSourceSettings> datasources() {
-            return java.util.Map.of();
-        }
+    @Override
+    public java.util.Map<String, DataSourceSettings> datasources() {
+        return java.util.Map.of();
+    }
 
     /** The lock table of a manager of the other engine. */
     static String table(MySqlLockRuntimeConfig config, Mode mode) {
