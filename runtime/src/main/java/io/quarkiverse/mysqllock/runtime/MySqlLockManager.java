@@ -1,10 +1,10 @@
 package io.quarkiverse.mysqllock.runtime;
 
-import static io.quarkiverse.mysqllock.runtime.LockRequests.checkBlockingAllowed;
-import static io.quarkiverse.mysqllock.runtime.LockRequests.checked;
-import static io.quarkiverse.mysqllock.runtime.LockRequests.requireAction;
-import static io.quarkiverse.mysqllock.runtime.LockRequests.waitNanos;
-import static io.quarkiverse.mysqllock.runtime.LockRequests.waiting;
+import static io.quarkiverse.mysqllock.runtime.LockNames.checkBlockingAllowed;
+import static io.quarkiverse.mysqllock.runtime.LockNames.checked;
+import static io.quarkiverse.mysqllock.runtime.LockNames.requireAction;
+import static io.quarkiverse.mysqllock.runtime.LockNames.waitNanos;
+import static io.quarkiverse.mysqllock.runtime.LockNames.waiting;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -38,9 +38,9 @@ import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
 import io.quarkiverse.mysqllock.runtime.features.AllLocks;
 import io.quarkiverse.mysqllock.runtime.features.AsyncAcquisition;
 import io.quarkiverse.mysqllock.runtime.features.AtLeastForHandle;
+import io.quarkiverse.mysqllock.runtime.features.AtLeastForHandle.LateReleases;
 import io.quarkiverse.mysqllock.runtime.features.DatabaseRecords;
 import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
-import io.quarkiverse.mysqllock.runtime.features.LateReleases;
 import io.quarkiverse.mysqllock.runtime.features.LeaderWindows;
 import io.quarkiverse.mysqllock.runtime.features.LockedActions;
 import io.quarkiverse.mysqllock.runtime.features.LongHolds;
@@ -64,7 +64,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final LateReleases lateReleases = new LateReleases();
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
-    private final LockRequests requests;
+    private final Duration defaultWait;
     /** NAMED elections: the windows within which a term is confirmed. */
     private final LeaderWindows leaderWindows = new LeaderWindows(this::engine);
     private final Coordination coordination;
@@ -74,12 +74,12 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         this.records = new DatabaseRecords(records, transactionLocks, this::engine);
         this.engine = engine;
         this.names = names;
-        this.requests = new LockRequests(names, defaultWait);
+        this.defaultWait = defaultWait;
         this.worker = worker;
         this.coordination = new Coordination(this, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss,
                 HandleReleases::confirm, new TermConfirmation(leaderWindows, HandleReleases::confirmedWithin),
                 this::primitiveAsync,
-                new FleetPermitCounts(records, this::engine, names, LockRequests::checkBlockingAllowed));
+                new FleetPermitCounts(records, this::engine, names, LockNames::checkBlockingAllowed));
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
@@ -116,7 +116,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return MethodLock.current(this);
     }
 
-    // The one way from the API into the engine: a request built by LockRequests, a hold made by held().
+    // The one way from the API into the engine: a request built by LockNames.request, a hold made by held().
 
     @Override
     public LockHandle acquire(String name) {
@@ -172,7 +172,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
                     + " tryAcquire: acquireAsync has no thread to interrupt. Stop the work from the handle's onLost"
                     + " listener instead (cancel its Uni)");
         }
-        LockRequest request = requests.request(null, name, checked, WhenBusy.THROW);
+        LockRequest request = names.request(null, name, checked, WhenBusy.THROW, defaultWait);
         // a producer of ControlledHandle is a producer of LockHandle
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) new AsyncAcquisition<>(
                 () -> held(engine.acquire(request), System.nanoTime(), checked), worker);
@@ -183,7 +183,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     public <T> Uni<T> withLockAsync(String name, Duration wait, Supplier<Uni<T>> action) {
         requireAction("withLockAsync", action);
         String what = "the withLockAsync action of lock '" + name + "'";
-        LockRequest request = requests.request(null, name, waiting(wait), WhenBusy.THROW); // bad arguments refused now
+        LockRequest request = names.request(null, name, waiting(wait), WhenBusy.THROW, defaultWait); // bad arguments refused now
         return (Uni<T>) new UniUnderLock(() -> new AsyncAcquisition<>(() -> engine.acquire(request), worker), handle -> {
             Uni<T> result = action.get();
             if (result == null) {
@@ -214,14 +214,14 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      *        ticks ({@link TickClaims}); null otherwise
      */
     public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, Long tick) {
-        LockRequest request = requests.request("acquire", name, options, whenBusy);
+        LockRequest request = names.request("acquire", name, options, whenBusy, defaultWait);
         return tick == null ? engine.acquire(request)
                 : records.ticks().acquire(name, tickRow(name), tick, () -> engine.acquire(request));
     }
 
     /** As {@link #acquireForMethod}, without blocking the caller: a null item when the tick already ran. */
     public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, Long tick) {
-        LockRequest request = requests.request(null, name, options, WhenBusy.THROW);
+        LockRequest request = names.request(null, name, options, WhenBusy.THROW, defaultWait);
         return new AsyncAcquisition<>(
                 () -> tick == null ? engine.acquire(request)
                         : records.ticks().acquire(name, tickRow(name), tick, () -> engine.acquire(request)),
@@ -233,7 +233,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * NOTHING), and the hold the options ask for, {@code atLeastFor} counted from the grant.
      */
     private ControlledHandle take(String method, String name, LockOptions options, WhenBusy whenBusy) {
-        LockRequest request = requests.request(method, name, options, whenBusy);
+        LockRequest request = names.request(method, name, options, whenBusy, defaultWait);
         ControlledHandle handle = engine.acquire(request);
         if (handle == null) {
             return null;
@@ -322,7 +322,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }
         checkBlockingAllowed("runOnce");
         return records.runOnce(name, lock.serverName(), action,
-                () -> engine.acquire(LockRequest.of(lock, LockRequests.MAX_WAIT.toNanos())));
+                () -> engine.acquire(LockRequest.of(lock, LockNames.MAX_WAIT.toNanos())));
     }
 
     @Override

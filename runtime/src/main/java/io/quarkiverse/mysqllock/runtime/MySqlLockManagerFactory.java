@@ -1,9 +1,11 @@
 package io.quarkiverse.mysqllock.runtime;
 
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 
 import jakarta.enterprise.inject.Any;
 import jakarta.enterprise.inject.spi.Bean;
@@ -155,7 +157,7 @@ public final class MySqlLockManagerFactory {
                     + " with a single-host URL of the primary server, or set " + key(config, "mode") + " to lease (or auto).");
         }
 
-        String identity = HolderIdentity.of(config.instanceId().orElse(null));
+        String identity = holderIdentity(config.instanceId().orElse(null));
         ConnectionSource connections = new ConnectionSource(dataSource, dataSourceName, config.connectionWait(),
                 config.statementTimeout(), flavor(config.serverFlavor()), transactions);
         Optional<LockMode> configuredMode = switch (config.mode()) {
@@ -191,7 +193,7 @@ public final class MySqlLockManagerFactory {
         if (!LaunchMode.current().isDevOrTest()) {
             throw new ConfigurationException(IN_MEMORY_REFUSED);
         }
-        String identity = HolderIdentity.of(config.instanceId().orElse(null));
+        String identity = holderIdentity(config.instanceId().orElse(null));
         InMemoryEngine engine = new InMemoryEngine(dataSourceName, identity, metrics);
         return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans, identity,
                 () -> LockMode.LEASE), names, config.defaultWait(), null, null);
@@ -266,6 +268,37 @@ public final class MySqlLockManagerFactory {
     private static void requireNotNegative(String property, Duration value) {
         if (value.isNegative()) {
             throw new ConfigurationException(property + "=" + value + " must not be negative");
+        }
+    }
+
+    /**
+     * The longest holder identity: a lease's owner token adds its acquisition's random part and its length (about 30
+     * characters) and must fit the lock table's {@code owner VARCHAR(255)}; a server not in strict mode would cut it
+     * short, and a cut length would tell watchers a shorter lease.
+     */
+    static final int MAX_IDENTITY_LENGTH = 200;
+
+    /**
+     * {@code <host>/<pid>/<instance-id>}: unique per process, readable by an operator.
+     *
+     * @param instanceId the configured instance id, or null for a random one
+     */
+    static String holderIdentity(String instanceId) {
+        String id = instanceId != null && !instanceId.isBlank() ? instanceId.strip()
+                : UUID.randomUUID().toString().substring(0, 8);
+        String identity = hostName() + "/" + ProcessHandle.current().pid() + "/" + id;
+        return identity.length() <= MAX_IDENTITY_LENGTH ? identity : identity.substring(0, MAX_IDENTITY_LENGTH);
+    }
+
+    private static String hostName() {
+        String host = System.getenv("HOSTNAME");
+        if (host != null && !host.isBlank()) {
+            return host.strip();
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "unknown-host";
         }
     }
 }

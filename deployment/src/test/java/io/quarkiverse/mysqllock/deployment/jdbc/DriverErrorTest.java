@@ -34,7 +34,7 @@ import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -277,7 +277,7 @@ class DriverErrorTest {
 
     // --- LEASE: a take whose answer is lost may have taken the lease on the server ---
 
-    private static final String LEASE_TAKE = SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner";
+    private static final String LEASE_TAKE = Statements.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner";
 
     private static StandaloneLocks leaseInstance(String id) {
         return StandaloneLocks.Settings.of(id).mode(Mode.LEASE).table("driver_lease_lock").driver(FaultyDriver.class)
@@ -346,7 +346,7 @@ class DriverErrorTest {
         try (StandaloneLocks instance = leaseInstance("driver-lease-extend")) {
             LockHandle handle = instance.locks.acquire("driver:extend",
                     LockOptions.defaults().holdingAtMost(Duration.ofMinutes(5)));
-            FaultyDriver.arm(SessionSettings.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner = ?, expires_at", true, true,
+            FaultyDriver.arm(Statements.NO_ROW_WAIT + "UPDATE driver_lease_lock SET owner = ?, expires_at", true, true,
                     false);
             assertThat(handle.extend(Duration.ofSeconds(1))).as("not known to be extended").isFalse();
             assertThat(FaultyDriver.FAILURES.get()).isOne();

@@ -28,13 +28,10 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * ended, so a new term is confirmed only after it.</li>
  * <li>{@code maxClockSkew >= 0}: a row is taken over on a server's clock only once it ended longer ago than this.</li>
  * </ol>
- *
- * @param keepalive {@code named.keepalive-interval}: how often NAMED checks its sessions and renews its membership
- * @param ttl {@code lease.ttl}: a lease's length
- * @param renewInterval {@code lease.renew-interval}: how often LEASE renews its leases and its membership
- * @param maxClockSkew {@code lease.max-clock-skew}: the largest disagreement between servers' clocks allowed for
+ * <p>
+ * Made only by {@link #of}, so that no unchecked timings exist.
  */
-public record LockTimings(Duration keepalive, Duration ttl, Duration renewInterval, Duration maxClockSkew) {
+public final class LockTimings {
 
     /** The shortest lease ttl: shorter ones leave no room for the margins. */
     public static final Duration MIN_TTL = Duration.ofMillis(500);
@@ -45,6 +42,38 @@ public record LockTimings(Duration keepalive, Duration ttl, Duration renewInterv
     public static final Duration MEMBERSHIP_CLOCK_MARGIN = Duration.ofMillis(200);
     private static final long MAX_LOSS_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
     private static final long MIN_CHECK_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
+
+    private final Duration keepalive;
+    private final Duration ttl;
+    private final Duration renewInterval;
+    private final Duration maxClockSkew;
+
+    private LockTimings(Duration keepalive, Duration ttl, Duration renewInterval, Duration maxClockSkew) {
+        this.keepalive = keepalive;
+        this.ttl = ttl;
+        this.renewInterval = renewInterval;
+        this.maxClockSkew = maxClockSkew;
+    }
+
+    /** {@code named.keepalive-interval}: how often NAMED checks its sessions and renews its membership. */
+    public Duration keepalive() {
+        return keepalive;
+    }
+
+    /** {@code lease.ttl}: a lease's length. */
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** {@code lease.renew-interval}: how often LEASE renews its leases and its membership. */
+    public Duration renewInterval() {
+        return renewInterval;
+    }
+
+    /** {@code lease.max-clock-skew}: the largest disagreement between servers' clocks allowed for. */
+    public Duration maxClockSkew() {
+        return maxClockSkew;
+    }
 
     /**
      * The timings of these settings, checked.

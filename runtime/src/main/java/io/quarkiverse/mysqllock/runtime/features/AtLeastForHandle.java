@@ -1,11 +1,17 @@
 package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 
 /**
  * A hold kept until {@code atLeastFor} after a moment (its grant; a {@code @Locked} method's start): its release
@@ -85,5 +91,35 @@ public final class AtLeastForHandle extends ControlledHandleDecorator {
     public void abandon(String why) {
         released.set(true);
         handle.abandon(why);
+    }
+
+    /**
+     * Releases locks whose {@code atLeastFor} has not passed yet when their holder lets go, on one thread per manager
+     * (started at the first such release).
+     */
+    public static final class LateReleases {
+
+        private final ScheduledExecutorService scheduler = Executors
+                .newSingleThreadScheduledExecutor(ConnectionSource.daemonThreads("mysql-lock-at-least-for-"));
+
+        public void releaseIn(LockHandle handle, long nanos) {
+            try {
+                scheduler.schedule(handle::release, nanos, TimeUnit.NANOSECONDS);
+            } catch (RejectedExecutionException shutDown) {
+                handle.release(); // the application is stopping: nothing is kept
+            }
+        }
+
+        /** Runs {@code work} every {@code period} on this manager's thread, until shutdown. */
+        public void every(Duration period, Runnable work) {
+            scheduler.scheduleWithFixedDelay(work, period.toNanos(), period.toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        /** At shutdown every pending release happens now: nothing is left held. */
+        public void releaseAll() {
+            for (Runnable pending : scheduler.shutdownNow()) {
+                pending.run();
+            }
+        }
     }
 }

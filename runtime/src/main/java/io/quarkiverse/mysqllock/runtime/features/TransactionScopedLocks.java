@@ -13,8 +13,8 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 
 /**
@@ -52,7 +52,7 @@ public final class TransactionScopedLocks {
                 // purgeUnused removed the row since it was seeded (it may have locked it first, and this read waited
                 // for it): seeded again, in this transaction (its own gap lock from the read does not stop its own
                 // insert), which then holds the new row
-                SessionSettings.withLockWait(connection, Math.max(1, seconds), () -> table.seed(connection, serverName));
+                Statements.withLockWait(connection, Math.max(1, seconds), () -> table.seed(connection, serverName));
                 locked = lockRow(connection, server, serverName, seconds);
             }
         } catch (SQLException e) {
@@ -123,7 +123,7 @@ public final class TransactionScopedLocks {
             Connection raw = borrowed.raw();
             // its insert waits for a transaction that locked the gap the row goes into: no longer than the caller's
             // wait (at least the server's 1 s)
-            table.withTable(raw, () -> SessionSettings.withLockWait(raw, Math.max(1, seconds(wait)),
+            table.withTable(raw, () -> Statements.withLockWait(raw, Math.max(1, seconds(wait)),
                     () -> table.seedWithoutWaiting(raw, serverName)));
             connections.giveBack(borrowed);
         } catch (SQLException e) {
@@ -161,6 +161,6 @@ public final class TransactionScopedLocks {
     /** The session's lock wait timeout bounds this one statement. */
     private boolean lockRowWithSessionTimeout(Connection connection, String serverName, long seconds)
             throws SQLException {
-        return SessionSettings.withLockWait(connection, seconds, () -> lockRow(connection, serverName, ""));
+        return Statements.withLockWait(connection, seconds, () -> lockRow(connection, serverName, ""));
     }
 }

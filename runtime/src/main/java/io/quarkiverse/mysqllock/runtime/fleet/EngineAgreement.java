@@ -13,8 +13,8 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.table.FleetRows;
 import io.quarkiverse.mysqllock.runtime.table.FleetRows.Member;
 
@@ -144,7 +144,7 @@ public final class EngineAgreement {
     private Outcome inTransaction(Connection raw, Proposal proposal, long memberTtlNanos, boolean join)
             throws SQLException {
         Map<String, Long> settings = Map.of("innodb_lock_wait_timeout", 1L, "wait_timeout", DECIDING_IDLE_SECONDS);
-        return SessionSettings.withSessionSettings(raw, settings, () -> {
+        return Statements.withSessionSettings(raw, settings, () -> {
             raw.setAutoCommit(false);
             boolean committed = false;
             try {

@@ -17,8 +17,8 @@ import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Decision;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Outcome;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.table.FleetRows;
 
 /**
@@ -326,7 +326,7 @@ public final class Membership {
         long sentAt = System.nanoTime();
         // Waits for no row lock: an update the server ran only once the row was free, after this instance gave up on
         // it, would make a lapsed membership live again.
-        if (memberName != null && SessionSettings.withoutRowWaits(raw, connections.server(raw),
+        if (memberName != null && Statements.withoutRowWaits(raw, connections.server(raw),
                 prefix -> agreement.renew(raw, prefix, memberName, memberOwner, ttlNanos))) {
             // It had not expired on the server: no other engine can have taken over meanwhile.
             confirmedUntilNanos = sentAt + ttlNanos;

@@ -135,7 +135,7 @@ public final class ConnectionSource implements AutoCloseable {
                 raw.setAutoCommit(true);
             }
             Borrowed borrowed = new Borrowed(pooled, raw, autoCommitWasOff, networkTimeout);
-            SessionSettings.bound(raw, rowLockStatementMillis(server(raw)));
+            Statements.bound(raw, rowLockStatementMillis(server(raw)));
             return borrowed;
         } catch (SQLException | RuntimeException e) {
             discard(pooled);
@@ -255,7 +255,7 @@ public final class ConnectionSource implements AutoCloseable {
     }
 
     /**
-     * The time limit of statements that wait for no row lock ({@link SessionSettings#withoutRowWaits}): statement-timeout,
+     * The time limit of statements that wait for no row lock ({@link Statements#withoutRowWaits}): statement-timeout,
      * and on a server without a per-statement wait (MySQL) the 1 s minimum of the session's wait.
      */
     public long noRowWaitStatementMillis(ServerVersion server) {
@@ -384,7 +384,7 @@ public final class ConnectionSource implements AutoCloseable {
             try {
                 Connection raw = raw(pooled);
                 int networkTimeout = raw.getNetworkTimeout();
-                SessionSettings.bound(raw, statementTimeout.toMillis());
+                Statements.bound(raw, statementTimeout.toMillis());
                 boolean causal = server(raw).galera();
                 if (causal) {
                     setSyncWait(raw, "1");

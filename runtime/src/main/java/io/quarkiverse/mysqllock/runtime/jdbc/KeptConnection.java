@@ -44,7 +44,7 @@ public final class KeptConnection {
         try {
             if (!lockWithin(waitNanos)) {
                 return connections.withStatements(purpose, raw -> {
-                    SessionSettings.bound(raw, boundMillis);
+                    Statements.bound(raw, boundMillis);
                     return work.run(raw);
                 });
             }
@@ -96,7 +96,7 @@ public final class KeptConnection {
         }
         T result;
         try {
-            SessionSettings.bound(borrowed.raw(), boundMillis);
+            Statements.bound(borrowed.raw(), boundMillis);
             result = work.run(borrowed.raw());
         } catch (SQLException e) {
             // only an error of the statement alone (a row lock, a deadlock) leaves the connection as good as before;

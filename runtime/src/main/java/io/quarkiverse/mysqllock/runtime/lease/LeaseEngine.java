@@ -50,7 +50,6 @@ import io.quarkus.runtime.BlockingOperationControl;
 public final class LeaseEngine implements LockEngine, GrantingEngine<Lease> {
 
     private static final Logger LOG = Logger.getLogger(LeaseEngine.class);
-    /** The most a lease is given up before its confirmed end, so that the holder hears it before anyone can take over. */
 
     private final ConnectionSource connections;
     private final LossNotifier notifier;

@@ -16,8 +16,8 @@ import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.table.LeaseStatements;
 import io.quarkus.runtime.BlockingOperationControl;
 
@@ -186,7 +186,7 @@ final class RenewalWatchdog {
      */
     private boolean renewWithoutRowWaits(Connection raw, ServerVersion server, List<Lease> leases, long lengthNanos,
             boolean extension) throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server,
+        return Statements.withoutRowWaits(raw, server,
                 prefix -> extension ? extendOne(raw, prefix, leases.get(0), lengthNanos)
                         : renewSplitting(raw, prefix, leases, lengthNanos));
     }

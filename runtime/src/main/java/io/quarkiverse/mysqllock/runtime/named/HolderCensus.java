@@ -32,16 +32,14 @@ final class HolderCensus {
 
     private final ConnectionSource connections;
     private final LockTable table;
-    private final ShutdownFlag shutdown;
     private final NameRegistry names;
     private final PinnedSessions pinned;
     private final SharedSessions shared;
 
-    HolderCensus(ConnectionSource connections, LockTable table, ShutdownFlag shutdown, NameRegistry names,
+    HolderCensus(ConnectionSource connections, LockTable table, NameRegistry names,
             PinnedSessions pinned, SharedSessions shared) {
         this.connections = connections;
         this.table = table;
-        this.shutdown = shutdown;
         this.names = names;
         this.pinned = pinned;
         this.shared = shared;
@@ -68,7 +66,7 @@ final class HolderCensus {
     }
 
     private Long serverHolder(String name, String serverName) {
-        shutdown.ensureOpen();
+        names.ensureOpen();
         return connections.query(name, "read the state of lock '" + name + "'",
                 raw -> SessionStatements.holderOf(raw, serverName));
     }
@@ -92,7 +90,7 @@ final class HolderCensus {
     // --- every holder the server knows of ---
 
     List<LockInfo> holders() {
-        shutdown.ensureOpen();
+        names.ensureOpen();
         Map<String, Long> onServer = connections.query("(holders)", "list the lock holders", this::namedLocksOnServer);
         Map<Long, PinnedSession> ours = new HashMap<>();
         for (PinnedSession session : pinned.all()) {

@@ -13,6 +13,9 @@ import io.quarkiverse.mysqllock.runtime.engine.HoldHandle;
  * exclusion, which comes before any shared session (where the server would grant a name again), and the re-entrancy of
  * the owner thread's call, which nests onto its lock without a statement. An entry is added under its session's mutex
  * and removed under it, or by whoever ends the session under a statement that holds it; reads need no lock.
+ * <p>
+ * Closed once by {@link NamedLockEngine#close()}: read before every acquisition and server query, and again by a
+ * grant, which is given back if it came after the shutdown.
  */
 final class NameRegistry {
 
@@ -20,10 +23,25 @@ final class NameRegistry {
     private final String identity;
     /** The engine, which the handles made here call back to release their holds ({@link GrantingEngine} only). */
     private final GrantingEngine<NamedLock> engine;
+    private volatile boolean closed;
 
     NameRegistry(String identity, GrantingEngine<NamedLock> engine) {
         this.identity = identity;
         this.engine = engine;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    void markClosed() {
+        closed = true;
+    }
+
+    void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException("The lock manager is shut down");
+        }
     }
 
     NamedLock get(String serverName) {

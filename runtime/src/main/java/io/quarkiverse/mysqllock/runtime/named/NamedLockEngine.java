@@ -37,12 +37,12 @@ import io.quarkiverse.mysqllock.runtime.table.LockTable;
  * <p>
  * This class only routes; the path of a name, top-down: {@code NameRegistry} (nesting, in-JVM exclusion), then
  * {@code SharedAcquisition} on a {@code SharedSessions} session, else {@code OwnSessionAcquisition} on the thread's
- * {@code ThreadSessions} session after the {@code WaitForGraph} let it wait; a grant is registered and released by
+ * own session ({@code PinnedSessions}) after the {@code WaitForGraph} let it wait; a grant is registered and released by
  * {@code SessionGrants}, with {@code SessionStatements}, on a session {@code PinnedSessions} pinned and
  * {@code SessionLifecycle}
  * ends. {@code Keepalive} checks the sessions and the membership, {@code FenceIssuer} issues fencing tokens, and
- * {@code HolderCensus} answers who holds what. Each session's state is guarded by its {@code PinnedSession.mutex},
- * whichever part holds it.
+ * {@code HolderCensus} answers who holds what. Each session's state is guarded by its lock, which the part that takes
+ * it ({@code PinnedSession.lock}, {@code tryLock}) hands on as a {@code PinnedSession.Guard} to the part that closes it.
  */
 public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLock> {
 
@@ -50,10 +50,9 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
     /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
     private final Membership membership;
     private final LossNotifier notifier;
-    private final ShutdownFlag shutdown = new ShutdownFlag();
     private final NameRegistry names;
+    private final PinnedSessions pinned;
     private final SharedSessions shared;
-    private final ThreadSessions threads;
     private final SharedAcquisition onShared;
     private final OwnSessionAcquisition onOwn;
     private final SessionGrants holds;
@@ -71,17 +70,16 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
         SessionStatements statements = new SessionStatements(connections);
         // The handles made by the registry and by SessionGrants call back into this engine (GrantingEngine) to release their holds.
         this.names = new NameRegistry(identity, this);
-        PinnedSessions pinned = new PinnedSessions(connections, statements);
+        this.pinned = new PinnedSessions(connections, statements);
         this.shared = new SharedSessions(sharedConnections, connections, pinned);
-        this.threads = new ThreadSessions();
-        this.lifecycle = new SessionLifecycle(connections, statements, notifier, names, pinned, shared, threads);
-        this.holds = new SessionGrants(connections, statements, notifier, membership, shutdown, names, lifecycle, this);
+        this.lifecycle = new SessionLifecycle(connections, statements, notifier, names, pinned, shared);
+        this.holds = new SessionGrants(connections, statements, notifier, membership, names, lifecycle, this);
         this.onShared = new SharedAcquisition(statements, names, shared, lifecycle, holds);
         this.onOwn = new OwnSessionAcquisition(connections, statements, membership, names, new WaitForGraph(names),
-                threads, pinned, lifecycle, holds);
+                pinned, lifecycle, holds);
         this.fences = new FenceIssuer(connections, table, notifier, holds::isValid);
         this.caps = new HoldCaps<>("mysql-lock-cap-", connections.executor(), holds::endAtCap);
-        this.census = new HolderCensus(connections, table, shutdown, names, pinned, shared);
+        this.census = new HolderCensus(connections, table, names, pinned, shared);
         // Last: it starts the periodic work on the parts above.
         this.keepalive = new Keepalive(timings, connections, membership, notifier, names, pinned, shared,
                 lifecycle);
@@ -96,7 +94,7 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
 
     @Override
     public ControlledHandle acquire(LockRequest request) {
-        shutdown.ensureOpen();
+        names.ensureOpen();
         long start = System.nanoTime();
         long deadline = start + request.waitNanos();
         return membership.granting(request.name(), request.waitNanos(),
@@ -125,7 +123,7 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
     private ControlledHandle take(String name, String serverName, long start, long deadline, boolean throwIfBusy,
             Thread me) {
         boolean noWait = deadline == start;
-        if (shared.enabled() && (me == null || !threads.has(me))
+        if (shared.enabled() && (me == null || !pinned.hasOwn(me))
                 && (noWait || !shared.recentlyContended(serverName, start))) {
             SharedAcquisition.Attempt attempt = onShared.tryShared(name, serverName, me, deadline, noWait && throwIfBusy);
             if (attempt.handle() != null) {
@@ -246,10 +244,10 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
 
     @Override
     public void close() {
-        if (shutdown.isClosed()) {
+        if (names.isClosed()) {
             return;
         }
-        shutdown.markClosed();
+        names.markClosed();
         keepalive.shutdownNow();
         caps.close();
         lifecycle.closeAll();

@@ -39,7 +39,6 @@ final class OwnSessionAcquisition {
     private final Membership membership;
     private final NameRegistry names;
     private final WaitForGraph waits;
-    private final ThreadSessions threads;
     private final PinnedSessions pinned;
     private final SessionLifecycle lifecycle;
     private final SessionGrants holds;
@@ -47,14 +46,13 @@ final class OwnSessionAcquisition {
     private final LocalGate.Gates gates = new LocalGate.Gates();
 
     OwnSessionAcquisition(ConnectionSource connections, SessionStatements statements, Membership membership,
-            NameRegistry names, WaitForGraph waits, ThreadSessions threads, PinnedSessions pinned,
+            NameRegistry names, WaitForGraph waits, PinnedSessions pinned,
             SessionLifecycle lifecycle, SessionGrants holds) {
         this.connections = connections;
         this.statements = statements;
         this.membership = membership;
         this.names = names;
         this.waits = waits;
-        this.threads = threads;
         this.pinned = pinned;
         this.lifecycle = lifecycle;
         this.holds = holds;
@@ -65,7 +63,7 @@ final class OwnSessionAcquisition {
      * first (refused at once, {@code DEADLOCK}, if its wait would close a cycle among this instance's threads), and
      * taken out when the call ends. Unless it has a session of its own already, or no time left, it then passes the
      * name's {@link LocalGate}: one waiter per name goes to the server, the others wait in the JVM. Then it waits in
-     * {@code GET_LOCK} on its {@link ThreadSessions} session, or on a newly pinned one that becomes its own once
+     * {@code GET_LOCK} on its own session ({@link PinnedSessions#lockOwn}), or on a newly pinned one that becomes its own once
      * granted (an ownerless hold's is nobody's), and keeps using it while it holds locks there, so that the server sees
      * (and breaks) deadlocks between them.
      */
@@ -94,7 +92,7 @@ final class OwnSessionAcquisition {
      */
     private ControlledHandle gatedWait(String name, String serverName, Thread me, long start, long deadline,
             boolean throwIfBusy) {
-        if (deadline - System.nanoTime() <= 0 || (me != null && threads.has(me))) {
+        if (deadline - System.nanoTime() <= 0 || (me != null && pinned.hasOwn(me))) {
             return ownSession(name, serverName, me, start, deadline, throwIfBusy);
         }
         LocalGate gate = gates.enter(serverName);
@@ -127,7 +125,7 @@ final class OwnSessionAcquisition {
             if (attempt > 1) {
                 membership.confirmBeforeGrant(name, connections.budgetNanos(deadline - System.nanoTime()));
             }
-            PinnedSession.Guard locked = me == null ? null : threads.lockAffineSession(me, serverName);
+            PinnedSession.Guard locked = me == null ? null : pinned.lockOwn(me, serverName);
             boolean fresh = false;
             if (locked == null) {
                 locked = pinned.pin(name, me, false, connections.budgetNanos(deadline - System.nanoTime()));
@@ -182,10 +180,10 @@ final class OwnSessionAcquisition {
         if (grant == Grant.GRANTED) {
             ControlledHandle handle = holds.register(session, name, serverName, session.affinity);
             if (fresh && session.affinity != null) {
-                threads.put(session.affinity, session);
+                pinned.makeOwn(session.affinity, session);
                 if (session.retired) {
                     // ended under its statement after the grant (SessionLifecycle.abandonBusy): not the thread's any more
-                    threads.forget(session);
+                    pinned.forgetOwner(session);
                 }
             }
             return handle;

@@ -28,7 +28,6 @@ final class PinnedSession {
     /** Lent to every thread for locks the server grants at once; stays pinned a moment after its last lock. */
     final boolean shared;
     private final ReentrantLock mutex = new ReentrantLock();
-    private final Guard guard = new Guard();
     final boolean autoCommitWasOff;
     /** The network time-out the pool lent the connection with, restored when it goes back. */
     final int originalNetworkTimeout;
@@ -76,9 +75,13 @@ final class PinnedSession {
 
     /**
      * The session's lock, held by the thread that took it: every statement on the session and every change of its
-     * locks happens while one is open. {@link #close} gives it back, once, on that thread.
+     * locks happens while one is open. {@link #close} gives it back, once, on that thread: one guard per taking, so
+     * that a second close cannot give back a hold of the same thread taken elsewhere.
      */
     final class Guard implements AutoCloseable {
+
+        /** Only the taking thread reads and writes it. */
+        private boolean closed;
 
         private Guard() {
         }
@@ -89,6 +92,10 @@ final class PinnedSession {
 
         @Override
         public void close() {
+            if (closed) {
+                throw new IllegalStateException("A pinned session's lock was given back twice");
+            }
+            closed = true;
             mutex.unlock();
         }
     }
@@ -96,17 +103,17 @@ final class PinnedSession {
     /** Takes the session's lock, waiting as long as a statement on it runs. */
     Guard lock() {
         mutex.lock();
-        return guard;
+        return new Guard();
     }
 
     /** The session's lock if it is free now; null while a statement holds it. */
     Guard tryLock() {
-        return mutex.tryLock() ? guard : null;
+        return mutex.tryLock() ? new Guard() : null;
     }
 
     /** The session's lock if it comes free within the time-out; null otherwise. */
     Guard tryLock(long timeout, TimeUnit unit) throws InterruptedException {
-        return mutex.tryLock(timeout, unit) ? guard : null;
+        return mutex.tryLock(timeout, unit) ? new Guard() : null;
     }
 
     /** Whether a thread holds the session's lock (a statement runs on it), for diagnostics. */

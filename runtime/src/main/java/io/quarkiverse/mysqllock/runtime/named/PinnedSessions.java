@@ -10,12 +10,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 
 /**
  * Every connection this engine keeps out of the pool: borrowed and made a session here, and listed from then until
  * {@link SessionLifecycle} retires or discards it, so that the keepalive checks it and a lapse or the shutdown ends it.
+ * <p>
+ * Also each thread's own session: a thread waits on a session of its own, and keeps using it while it holds locks
+ * there, so that the server sees (and breaks) deadlocks between the locks on it. A session is its thread's from its
+ * first grant until it is retired or discarded.
  */
 final class PinnedSessions {
 
@@ -23,6 +27,7 @@ final class PinnedSessions {
     private final SessionStatements statements;
     private final Set<PinnedSession> sessions = ConcurrentHashMap.newKeySet();
     private final Set<PinnedSession> view = Collections.unmodifiableSet(sessions);
+    private final ConcurrentHashMap<Thread, PinnedSession> own = new ConcurrentHashMap<>();
 
     PinnedSessions(ConnectionSource connections, SessionStatements statements) {
         this.connections = connections;
@@ -38,7 +43,7 @@ final class PinnedSessions {
         try {
             Connection raw = ConnectionSource.raw(pooled);
             int networkTimeout = raw.getNetworkTimeout();
-            SessionSettings.bound(raw, connections.statementTimeoutMillis());
+            Statements.bound(raw, connections.statementTimeoutMillis());
             boolean autoCommitWasOff = !raw.getAutoCommit();
             if (autoCommitWasOff) {
                 raw.setAutoCommit(true);
@@ -74,5 +79,42 @@ final class PinnedSessions {
 
     int size() {
         return sessions.size();
+    }
+
+    // --- each thread's own session ---
+
+    /** Whether the thread has a session of its own now: its further locks then go there, never to a shared one. */
+    boolean hasOwn(Thread thread) {
+        return own.containsKey(thread);
+    }
+
+    /** The session's first lock was granted: the thread's further locks go there. */
+    void makeOwn(Thread thread, PinnedSession session) {
+        own.put(thread, session);
+    }
+
+    /** The session is retired or discarded: its thread no longer has it. */
+    void forgetOwner(PinnedSession session) {
+        if (session.affinity != null) {
+            own.remove(session.affinity, session);
+        }
+    }
+
+    /**
+     * The calling thread's own session, locked ({@link PinnedSession#lock}), or null if it has none that can still be
+     * used for this name: a session that holds the name already (for a hold the thread's call no longer owns, such as
+     * one waiting for its late release) would grant it again, since named locks are re-entrant per session.
+     */
+    PinnedSession.Guard lockOwn(Thread me, String serverName) {
+        PinnedSession session = own.get(me);
+        if (session == null) {
+            return null;
+        }
+        PinnedSession.Guard locked = session.lock();
+        if (session.retired || session.held().containsKey(serverName)) {
+            locked.close();
+            return null;
+        }
+        return locked;
     }
 }

@@ -30,19 +30,17 @@ final class SessionGrants {
     private final LossNotifier notifier;
     /** This instance's membership of its fleet: locks are granted, and valid, only while it is confirmed. */
     private final Membership membership;
-    private final ShutdownFlag shutdown;
     private final NameRegistry names;
     private final SessionLifecycle lifecycle;
     /** The engine, which the handles made here call back to release their holds ({@link GrantingEngine} only). */
     private final GrantingEngine<NamedLock> engine;
 
     SessionGrants(ConnectionSource connections, SessionStatements statements, LossNotifier notifier, Membership membership,
-            ShutdownFlag shutdown, NameRegistry names, SessionLifecycle lifecycle, GrantingEngine<NamedLock> engine) {
+            NameRegistry names, SessionLifecycle lifecycle, GrantingEngine<NamedLock> engine) {
         this.connections = connections;
         this.statements = statements;
         this.notifier = notifier;
         this.membership = membership;
-        this.shutdown = shutdown;
         this.names = names;
         this.lifecycle = lifecycle;
         this.engine = engine;
@@ -72,7 +70,7 @@ final class SessionGrants {
             // ended under the statement: the server freed whatever it granted, or will
             throw new SQLException("The lock connection was ended while its GET_LOCK ran", "08003");
         }
-        if (shutdown.isClosed()) {
+        if (names.isClosed()) {
             releaseLocked(lock);
             throw new IllegalStateException("The lock manager is shut down");
         }

@@ -28,19 +28,17 @@ final class SessionLifecycle {
     private final NameRegistry names;
     private final PinnedSessions pinned;
     private final SharedSessions shared;
-    private final ThreadSessions threads;
     /** False once the server showed it has no {@code RELEASE_ALL_LOCKS()}: sessions are then destroyed, not given back. */
     private volatile boolean releaseAllSupported = true;
 
     SessionLifecycle(ConnectionSource connections, SessionStatements statements, LossNotifier notifier,
-            NameRegistry names, PinnedSessions pinned, SharedSessions shared, ThreadSessions threads) {
+            NameRegistry names, PinnedSessions pinned, SharedSessions shared) {
         this.connections = connections;
         this.statements = statements;
         this.notifier = notifier;
         this.names = names;
         this.pinned = pinned;
         this.shared = shared;
-        this.threads = threads;
     }
 
     boolean releaseAllSupported() {
@@ -118,7 +116,7 @@ final class SessionLifecycle {
         if (pinned.remove(session) && session.shared) {
             shared.forget(session);
         }
-        threads.forget(session);
+        pinned.forgetOwner(session);
     }
 
     /** The session is broken or in doubt: every lock on it is lost, and it is destroyed. The mutex is held. */

@@ -13,8 +13,8 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 
 /**
  * The NAMED engine's statements, stateless. The instance methods run on a pinned session, and their caller holds the
@@ -86,7 +86,7 @@ final class SessionStatements {
             throws SQLException {
         boolean waits = waitNanos > 0;
         if (waits) {
-            SessionSettings.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
+            Statements.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
         }
         try {
             long sentAt = System.nanoTime();
@@ -125,7 +125,7 @@ final class SessionStatements {
             return interrupted ? Grant.INTERRUPTED : result == 1 ? Grant.GRANTED : Grant.BUSY;
         } finally {
             if (waits) {
-                SessionSettings.bound(session.raw, connections.statementTimeoutMillis());
+                Statements.bound(session.raw, connections.statementTimeoutMillis());
             }
         }
     }

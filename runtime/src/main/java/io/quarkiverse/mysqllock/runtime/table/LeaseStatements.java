@@ -16,9 +16,9 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 
 /**
  * The LEASE engine's statements on its leases: take, renew, give up, one at a time or in batches (its administration
@@ -163,13 +163,13 @@ public final class LeaseStatements {
      */
     public long takeWithoutRowWaits(Connection raw, ServerVersion server, String serverName, String ownerToken,
             long leaseNanos, Expected expected) throws SQLException {
-        return table.withTable(raw, () -> SessionSettings.withoutRowWaits(raw, server,
+        return table.withTable(raw, () -> Statements.withoutRowWaits(raw, server,
                 prefix -> retryingDeadlocks(() -> takeOnce(raw, prefix, serverName, ownerToken, leaseNanos, expected))));
     }
 
     private long takeOnce(Connection raw, ServerVersion server, String serverName, String ownerToken, long leaseNanos,
             Expected expected) throws SQLException {
-        return takeOnce(raw, server.setStatement() ? SessionSettings.NO_ROW_WAIT : "", serverName, ownerToken, leaseNanos,
+        return takeOnce(raw, server.setStatement() ? Statements.NO_ROW_WAIT : "", serverName, ownerToken, leaseNanos,
                 expected);
     }
 
@@ -238,7 +238,7 @@ public final class LeaseStatements {
      */
     public Map<String, RowState> takeMany(Connection raw, ServerVersion server, List<TakeRequest> takes)
             throws SQLException {
-        SessionSettings.withoutRowWaits(raw, server, prefix -> {
+        Statements.withoutRowWaits(raw, server, prefix -> {
             PreparedStatement statement = connections.statements().prepare(raw, prefix + takeMany(takes));
             int index = 1;
             for (TakeRequest take : takes) {
@@ -380,7 +380,7 @@ public final class LeaseStatements {
      * one held row must delay no other lease.
      */
     public int giveUpWithoutRowWaits(Connection raw, ServerVersion server, OwnedLease lease) throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server, prefix -> giveUp(raw, prefix, lease));
+        return Statements.withoutRowWaits(raw, server, prefix -> giveUp(raw, prefix, lease));
     }
 
     private int giveUp(Connection raw, String prefix, OwnedLease lease) throws SQLException {
@@ -394,7 +394,7 @@ public final class LeaseStatements {
      * transaction, which a deadlock rolls back whole.
      */
     public int giveUpMany(Connection raw, ServerVersion server, List<? extends OwnedLease> leases) throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server,
+        return Statements.withoutRowWaits(raw, server,
                 prefix -> giveUpRows(raw, prefix, leases.stream().map(OwnedLease::serverName).toList(),
                         leases.stream().flatMap(lease -> lease.ownerTokens().stream()).toList()));
     }
@@ -407,7 +407,7 @@ public final class LeaseStatements {
     /** The same, waiting for no row lock (error 1205 at once), for the connection the instance's batches share. */
     public int giveUpTakesWithoutRowWaits(Connection raw, ServerVersion server, List<TakeRequest> takes)
             throws SQLException {
-        return SessionSettings.withoutRowWaits(raw, server, prefix -> giveUpTakes(raw, prefix, takes));
+        return Statements.withoutRowWaits(raw, server, prefix -> giveUpTakes(raw, prefix, takes));
     }
 
     private int giveUpTakes(Connection raw, String prefix, List<TakeRequest> takes) throws SQLException {

@@ -15,9 +15,9 @@ import java.util.Locale;
 import java.util.regex.Pattern;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 
 /**
  * The lock table: one row per lock name, whose {@code fence} column only grows; a row removed once unused
@@ -218,19 +218,19 @@ public final class LockTable {
 
     /**
      * The same, where no row lock may be waited for either (the LEASE engine's take), as
-     * {@link SessionSettings#withoutRowWaits} has it: where another statement locks the gap the row would go into, the
+     * {@link Statements#withoutRowWaits} has it: where another statement locks the gap the row would go into, the
      * {@code INSERT} fails with error 1205 rather than wait.
      *
      * @return whether this call created the row
      */
     public boolean seedWithoutRowWaits(Connection connection, ServerVersion server, String serverName)
             throws SQLException {
-        return SessionSettings.withoutRowWaits(connection, server,
+        return Statements.withoutRowWaits(connection, server,
                 prefix -> seedWithoutWaiting(connection, prefix, serverName));
     }
 
     /**
-     * The same, the {@code INSERT} sent with a prefix (such as {@link SessionSettings#NO_ROW_WAIT}: then it fails with
+     * The same, the {@code INSERT} sent with a prefix (such as {@link Statements#NO_ROW_WAIT}: then it fails with
      * error 1205 at once, rather than wait, where another statement locks the gap the row would go into).
      */
     private boolean seedWithoutWaiting(Connection connection, String insertPrefix, String serverName)

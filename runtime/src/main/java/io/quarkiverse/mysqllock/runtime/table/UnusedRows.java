@@ -10,8 +10,8 @@ import java.util.List;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
-import io.quarkiverse.mysqllock.runtime.jdbc.SessionSettings;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 
 /**
  * Removes the rows of names nobody used for a while, without letting any name's fence go back: the highest fence ever
@@ -112,7 +112,7 @@ public final class UnusedRows {
             throws SQLException {
         for (int attempt = 1;; attempt++) {
             try {
-                return SessionSettings.withoutRowWaits(raw, server,
+                return Statements.withoutRowWaits(raw, server,
                         prefix -> removeOnce(raw, server, prefix, candidates, unusedMicros));
             } catch (SQLException e) {
                 if (SqlErrors.isLockWaitTimeout(e)) {
