@@ -4,6 +4,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.regex.Pattern;
 
 import io.quarkiverse.mysqllock.LockOptions;
@@ -93,10 +94,13 @@ public final class LockNames {
      * hashed name (the hash cannot be undone); empty for a name outside the namespace.
      */
     public java.util.Optional<String> fromServer(String serverName) {
-        if (!serverName.startsWith(prefix)) {
-            return java.util.Optional.empty();
+        if (serverName.indexOf(HASH_MARK) >= 0) {
+            // a hashed name begins with the full name in lower case: so does a namespace with upper-case letters
+            return serverName.startsWith(prefix.toLowerCase(Locale.ROOT)) ? java.util.Optional.of(serverName)
+                    : java.util.Optional.empty();
         }
-        return java.util.Optional.of(serverName.indexOf(HASH_MARK) >= 0 ? serverName : serverName.substring(prefix.length()));
+        return serverName.startsWith(prefix) ? java.util.Optional.of(serverName.substring(prefix.length()))
+                : java.util.Optional.empty();
     }
 
     /**

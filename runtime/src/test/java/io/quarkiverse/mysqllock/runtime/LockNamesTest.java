@@ -129,4 +129,16 @@ class LockNamesTest {
         assertThat(billing.fromServer("billing:" + "x".repeat(40) + "~0123456789abcdef")).as("hashed: as it is")
                 .contains("billing:" + "x".repeat(40) + "~0123456789abcdef");
     }
+
+    @Test
+    void aNamespaceWithUpperCaseLettersReadsItsOwnLocksBack() {
+        // every name of such a namespace is hashed, and a hashed name's readable prefix is lower case
+        LockNames billing = LockNames.withNamespace("Billing");
+        String order = billing.serverName("order");
+        assertThat(order).startsWith("billing:order~");
+        assertThat(billing.fromServer(order)).as("a hash cannot be undone: as it is").contains(order);
+        assertThat(billing.fromServer(billing.serverName("Order:1001"))).isPresent();
+        assertThat(billing.fromServer("billingx:order~0123456789abcdef")).isEmpty();
+        assertThat(billing.fromServer("other:order")).isEmpty();
+    }
 }
