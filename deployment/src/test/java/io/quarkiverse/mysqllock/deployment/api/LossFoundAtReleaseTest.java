@@ -80,6 +80,18 @@ class LossFoundAtReleaseTest {
         assertThat(guarded.calls).hasValue(1);
     }
 
+    /**
+     * With {@code atLeastFor}, the release that ends the method only schedules the lock's give-back: a loss during the
+     * method must still reach its caller, or a job that ran beside another instance reports success (the fault suite
+     * found it: a session killed inside a 17 ms section of a method kept 30 ms).
+     */
+    @Test
+    void aLockedMethodKeptAtLeastForAWhileThrowsALossFoundWhenItReturns() {
+        assertThatThrownBy(() -> guarded.killOwnHolderKeptLonger()).isInstanceOf(LockLostException.class)
+                .hasMessageContaining("atrelease:atleast");
+        assertThat(guarded.keptCalls).hasValue(1);
+    }
+
     @Test
     void aLeaseTakenAwayDuringWithLockIsThrown() {
         try (StandaloneLocks holder = StandaloneLocks.Settings.of("release-lease").mode(Mode.LEASE)
@@ -97,6 +109,15 @@ class LossFoundAtReleaseTest {
     public static class Guarded {
 
         final AtomicInteger calls = new AtomicInteger();
+
+        final AtomicInteger keptCalls = new AtomicInteger();
+
+        @Locked(value = "atrelease:atleast", atLeastFor = "10s")
+        public String killOwnHolderKeptLonger() {
+            keptCalls.incrementAndGet();
+            killHolder("atrelease:atleast");
+            return "a result that must not be trusted";
+        }
 
         @Locked("atrelease:locked")
         public String killOwnHolder() {

@@ -12,6 +12,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkus.runtime.BlockingOperationControl;
 
 /**
  * A hold kept until {@code atLeastFor} after a moment (its grant; a {@code @Locked} method's start): its release
@@ -72,15 +73,24 @@ public final class AtLeastForHandle extends ControlledHandleDecorator {
         releaseReportingLoss();
     }
 
-    /** Releases now or later; the loss while it was held, found by the release itself when it happens now. */
+    /**
+     * Releases now or later; the loss while it was held, found by the release itself when it happens now, and otherwise
+     * by a confirmation that the lock is still held now (a NAMED session checked on the server, a lease's validity), so
+     * that the caller hears of a loss during its work as an immediate release would have told it. On an event loop,
+     * where nothing may block, the loss known so far.
+     */
     @Override
     public LockLostException releaseReportingLoss() {
         if (!released.compareAndSet(false, true)) {
             return handle.loss();
         }
-        long remaining = atLeastNanos - (System.nanoTime() - grantedAt);
+        long now = System.nanoTime();
+        long remaining = atLeastNanos - (now - grantedAt);
         if (remaining <= 0) {
             return handle.releaseReportingLoss();
+        }
+        if (BlockingOperationControl.isBlockingAllowed()) {
+            handle.confirm(now);
         }
         handle.detach();
         later.releaseIn(handle, remaining);
