@@ -16,7 +16,8 @@ import io.quarkus.runtime.BlockingOperationControl;
 
 /**
  * A hold kept until {@code atLeastFor} after a moment (its grant; a {@code @Locked} method's start): its release
- * returns at once, and the lock is given back when that time comes
+ * returns without waiting for that time (a release that reports the loss first confirms the lock is still held), and
+ * the lock is given back when that time comes
  * ({@link io.quarkiverse.mysqllock.LockOptions#holdingAtLeast}).
  * From the release on, the handle is no longer valid for its caller, and the lock kept no longer belongs to the caller's
  * thread. A cancelled asynchronous hold ({@link #abandon}) ends at once.
@@ -68,32 +69,39 @@ public final class AtLeastForHandle extends ControlledHandleDecorator {
         return !released.get() && handle.isValid();
     }
 
+    /** Releases now, or schedules the release: the public {@code release()}, which reports no loss, asks nothing more. */
     @Override
     public void release() {
-        releaseReportingLoss();
+        releaseOrSchedule(false);
     }
 
     /**
      * Releases now or later; the loss while it was held, found by the release itself when it happens now, and otherwise
-     * by a confirmation that the lock is still held now (a NAMED session checked on the server, a lease's validity), so
-     * that the caller hears of a loss during its work as an immediate release would have told it. On an event loop,
-     * where nothing may block, the loss known so far.
+     * by a confirmation that the lock is still held now (a NAMED session checked on the server, a lease's validity as
+     * this instance knows it), so that the caller hears of a loss during its work as an immediate release would have
+     * told it. On an event loop, where nothing may block, the loss known so far.
      */
     @Override
     public LockLostException releaseReportingLoss() {
+        return releaseOrSchedule(true);
+    }
+
+    private LockLostException releaseOrSchedule(boolean confirm) {
         if (!released.compareAndSet(false, true)) {
             return handle.loss();
         }
-        long now = System.nanoTime();
-        long remaining = atLeastNanos - (now - grantedAt);
-        if (remaining <= 0) {
+        if (atLeastNanos - (System.nanoTime() - grantedAt) <= 0) {
             return handle.releaseReportingLoss();
         }
-        if (BlockingOperationControl.isBlockingAllowed()) {
-            handle.confirm(now);
+        try {
+            if (confirm && BlockingOperationControl.isBlockingAllowed()) {
+                handle.confirm(System.nanoTime());
+            }
+        } finally {
+            // whatever the confirmation did, the lock goes back: now if atLeastFor passed meanwhile, else later
+            handle.detach();
+            later.releaseIn(handle, Math.max(0, atLeastNanos - (System.nanoTime() - grantedAt)));
         }
-        handle.detach();
-        later.releaseIn(handle, remaining);
         return handle.loss();
     }
 

@@ -294,20 +294,34 @@ final class Keepalive {
         if (session.confirmed && session.confirmedAt - sinceNanos >= 0) {
             return;
         }
-        PinnedSession.Guard locked;
-        try {
-            locked = session.tryLock(connections.statementTimeoutMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
+        PinnedSession.Guard locked = lockForCheck(session);
         if (locked == null) {
+            LOG.debugf("Lock '%s' was not confirmed: its session stayed inside a statement for %d ms", lock.name,
+                    connections.statementTimeoutMillis());
             return;
         }
         try (locked) {
             if (!session.retired && session.held().get(lock.serverName) == lock
                     && !(session.confirmed && session.confirmedAt - sinceNanos >= 0)) {
                 check(session);
+            }
+        }
+    }
+
+    /**
+     * The session's lock within statement-timeout, or null. An interrupt left on the caller's thread (a Fault Tolerance
+     * time-out) must not skip the check: it is cleared for the wait, and set again after it.
+     */
+    private PinnedSession.Guard lockForCheck(PinnedSession session) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            return session.tryLock(connections.statementTimeoutMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            interrupted = true;
+            return null;
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
