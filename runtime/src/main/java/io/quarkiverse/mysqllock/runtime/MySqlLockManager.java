@@ -215,17 +215,14 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      */
     public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, Long tick) {
         LockRequest request = names.request("acquire", name, options, whenBusy, defaultWait);
-        return tick == null ? engine.acquire(request)
-                : records.ticks().acquire(name, tickRow(name), tick, () -> engine.acquire(request));
+        return methodLock(name, request, tick);
     }
 
     /** As {@link #acquireForMethod}, without blocking the caller: a null item when the tick already ran. */
     public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, Long tick) {
         LockRequest request = names.request(null, name, options, WhenBusy.THROW, defaultWait);
         return new AsyncAcquisition<>(
-                () -> tick == null ? engine.acquire(request)
-                        : records.ticks().acquire(name, tickRow(name), tick, () -> engine.acquire(request)),
-                worker);
+                () -> methodLock(name, request, tick), worker);
     }
 
     /**
@@ -251,8 +248,13 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return atLeastFor.isZero() ? handle : new AtLeastForHandle(handle, since, atLeastFor.toNanos(), lateReleases);
     }
 
-    private String tickRow(String name) {
-        return names.serverName(TickClaims.ROW_PREFIX + name);
+    /** A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed. */
+    private ControlledHandle methodLock(String name, LockRequest request, Long tick) {
+        if (tick == null) {
+            return engine.acquire(request);
+        }
+        return records.ticks().acquire(name, names.serverName(TickClaims.ROW_PREFIX + name), tick,
+                () -> engine.acquire(request));
     }
 
     @Override

@@ -52,4 +52,12 @@ public interface ControlledHandle extends LockHandle {
         return new LockLostException(cause.lockName(), cause.reason(), "Lock '" + cause.lockName() + "' was lost while "
                 + what + " ran under it, so it may not have run exclusively: " + cause.getMessage(), cause);
     }
+
+    /** The action's own failure, carrying the loss of its lock while it ran ({@link #lostDuring}) if there was one. */
+    static <T extends Throwable> T withLoss(T failure, String what, LockLostException lost) {
+        if (lost != null) {
+            failure.addSuppressed(lostDuring(what, lost));
+        }
+        return failure;
+    }
 }

@@ -26,10 +26,7 @@ public final class LockedActions {
         try {
             result = action.call();
         } catch (Throwable failure) {
-            LockLostException lost = handle.releaseReportingLoss();
-            if (lost != null) {
-                failure.addSuppressed(ControlledHandle.lostDuring(what, lost));
-            }
+            ControlledHandle.withLoss(failure, what, handle.releaseReportingLoss());
             if (failure instanceof RuntimeException || failure instanceof Error) {
                 throw sneaky(failure);
             }
@@ -53,10 +50,7 @@ public final class LockedActions {
 
             @Override
             public Throwable withLoss(Throwable failure, LockLostException lost) {
-                if (lost != null) {
-                    failure.addSuppressed(ControlledHandle.lostDuring(what, lost));
-                }
-                return failure;
+                return ControlledHandle.withLoss(failure, what, lost);
             }
 
             @Override

@@ -108,10 +108,8 @@ public class LockedInterceptor {
             leave(previous, interrupt);
             LockLostException lost = release(handle, method, start);
             ended(method, MethodOutcome.ran(lost, failure), start);
-            if (lost != null) {
-                failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
-            }
-            throw failure;
+            ControlledHandle.withLoss(failure, method.description, lost);
+            throw failure; // rethrown as caught: the method's own checked exceptions stay declarable
         }
         leave(previous, interrupt);
         LockLostException lost = release(handle, method, start);
@@ -202,7 +200,7 @@ public class LockedInterceptor {
 
                     @Override
                     public Throwable withLoss(Throwable failure, LockLostException lost) {
-                        return LockedInterceptor.withLoss(failure, lost, method);
+                        return ControlledHandle.withLoss(failure, method.description, lost);
                     }
 
                     @Override
@@ -228,14 +226,14 @@ public class LockedInterceptor {
                 // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
                 LockLostException lost = release(handle, method, start);
                 ended(method, MethodOutcome.ran(lost, e), start);
-                outcome.completeExceptionally(withLoss(e, lost, method));
+                outcome.completeExceptionally(ControlledHandle.withLoss(e, method.description, lost));
                 return;
             }
             stage.whenComplete((value, failure) -> {
                 LockLostException lost = release(handle, method, start);
                 ended(method, MethodOutcome.ran(lost, failure), start);
                 if (failure != null) {
-                    outcome.completeExceptionally(withLoss(failure, lost, method));
+                    outcome.completeExceptionally(ControlledHandle.withLoss(failure, method.description, lost));
                 } else if (lost != null) {
                     outcome.completeExceptionally(ControlledHandle.lostDuring(method.description, lost));
                 } else {
@@ -327,10 +325,4 @@ public class LockedInterceptor {
         return result;
     }
 
-    private static Throwable withLoss(Throwable failure, LockLostException lost, LockedMethod method) {
-        if (lost != null) {
-            failure.addSuppressed(ControlledHandle.lostDuring(method.description, lost));
-        }
-        return failure;
-    }
 }
