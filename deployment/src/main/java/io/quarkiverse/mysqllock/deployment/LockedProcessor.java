@@ -32,6 +32,7 @@ import io.quarkus.deployment.builditem.GeneratedClassBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.ServiceStartBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.RuntimeInitializedClassBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
 import io.quarkus.runtime.RuntimeValue;
 
@@ -52,11 +53,15 @@ class LockedProcessor {
 
     /**
      * Kotlin {@code suspend} functions are run by a class that names Kotlin's types, loaded by name: registered (for a
-     * native image) only where the application has such a function, and so Kotlin.
+     * native image) only where the application has such a function, and so Kotlin. The holder that loads it is always
+     * initialised at run time: a native image initialising it at build time would load the class there, and fail
+     * without Kotlin.
      */
     @BuildStep
     void suspendSupport(List<CheckedLockedMethodBuildItem> checkedMethods,
-            BuildProducer<ReflectiveClassBuildItem> reflective) {
+            BuildProducer<ReflectiveClassBuildItem> reflective,
+            BuildProducer<RuntimeInitializedClassBuildItem> runtimeInitialized) {
+        runtimeInitialized.produce(new RuntimeInitializedClassBuildItem(Suspending.Holder.class.getName()));
         if (checkedMethods.stream().anyMatch(method -> method.kind.suspends())) {
             reflective.produce(ReflectiveClassBuildItem.builder(Suspending.IMPLEMENTATION).constructors().build());
         }
