@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.function.Function;
 
 import jakarta.enterprise.inject.spi.DeploymentException;
@@ -30,10 +31,13 @@ import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.CombinedIndexBuildItem;
 import io.quarkus.deployment.builditem.GeneratedClassBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
+import io.quarkus.deployment.builditem.RemovedResourceBuildItem;
 import io.quarkus.deployment.builditem.ServiceStartBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.RuntimeInitializedClassBuildItem;
+import io.quarkus.deployment.pkg.builditem.CurateOutcomeBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
+import io.quarkus.maven.dependency.ResolvedDependency;
 import io.quarkus.runtime.RuntimeValue;
 
 /**
@@ -45,6 +49,10 @@ class LockedProcessor {
 
     private static final Logger LOG = Logger.getLogger(LockedProcessor.class);
 
+    /** The runtime artifact, which holds the Kotlin {@code suspend} support. */
+    private static final String RUNTIME_GROUP = "io.quarkiverse.mysqllock";
+    private static final String RUNTIME_ARTIFACT = "quarkus-mysql-lock";
+
     @BuildStep
     AdditionalBeanBuildItem interceptor() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
@@ -53,17 +61,33 @@ class LockedProcessor {
 
     /**
      * Kotlin {@code suspend} functions are run by a class that names Kotlin's types, loaded by name: registered (for a
-     * native image) only where the application has such a function, and so Kotlin. The holder that loads it is always
-     * initialised at run time: a native image initialising it at build time would load the class there, and fail
-     * without Kotlin.
+     * native image) only where the application has such a function, and so Kotlin; anywhere else it is left out of the
+     * application, since a native build would otherwise link it (it folds the holder's {@code Class.forName}) and fail
+     * on the missing Kotlin types. The holder that loads it is always initialised at run time: initialised at build
+     * time, it would load the class there.
      */
     @BuildStep
-    void suspendSupport(List<CheckedLockedMethodBuildItem> checkedMethods,
+    void suspendSupport(List<CheckedLockedMethodBuildItem> checkedMethods, CurateOutcomeBuildItem curate,
             BuildProducer<ReflectiveClassBuildItem> reflective,
-            BuildProducer<RuntimeInitializedClassBuildItem> runtimeInitialized) {
+            BuildProducer<RuntimeInitializedClassBuildItem> runtimeInitialized,
+            BuildProducer<RemovedResourceBuildItem> removed) {
         runtimeInitialized.produce(new RuntimeInitializedClassBuildItem(Suspending.Holder.class.getName()));
         if (checkedMethods.stream().anyMatch(method -> method.kind.suspends())) {
             reflective.produce(ReflectiveClassBuildItem.builder(Suspending.IMPLEMENTATION).constructors().build());
+            return;
+        }
+        String prefix = Suspending.IMPLEMENTATION.replace('.', '/');
+        for (ResolvedDependency dependency : curate.getApplicationModel().getDependencies()) {
+            if (dependency.getGroupId().equals(RUNTIME_GROUP) && dependency.getArtifactId().equals(RUNTIME_ARTIFACT)) {
+                Set<String> classes = new TreeSet<>();
+                dependency.getContentTree().walk(visit -> {
+                    String path = visit.getRelativePath("/");
+                    if (path.equals(prefix + ".class") || path.startsWith(prefix + "$") && path.endsWith(".class")) {
+                        classes.add(path);
+                    }
+                });
+                removed.produce(new RemovedResourceBuildItem(dependency.getKey(), classes));
+            }
         }
     }
 

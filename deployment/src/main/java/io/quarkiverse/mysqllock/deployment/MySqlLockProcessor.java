@@ -23,6 +23,7 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
+import io.quarkiverse.mysqllock.runtime.engine.HoldLeaks;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
@@ -41,6 +42,7 @@ import io.quarkus.deployment.annotations.Record;
 import io.quarkus.deployment.builditem.FeatureBuildItem;
 import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.NativeImageResourceBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.RuntimeInitializedClassBuildItem;
 import io.quarkus.deployment.metrics.MetricsCapabilityBuildItem;
 import io.quarkus.runtime.configuration.ConfigurationException;
 import io.quarkus.runtime.metrics.MetricsFactory;
@@ -70,6 +72,15 @@ class MySqlLockProcessor {
     @BuildStep
     NativeImageResourceBuildItem ddlResource() {
         return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, LockTable.LIQUIBASE_CHANGELOG);
+    }
+
+    /**
+     * The leak finder's cleaner and release threads belong to the running application: initialised at build time, a
+     * native image would hold a cleaner with no thread, and a leaked hold would never be released.
+     */
+    @BuildStep
+    RuntimeInitializedClassBuildItem leakFinderAtRunTime() {
+        return new RuntimeInitializedClassBuildItem(HoldLeaks.class.getName());
     }
 
     /**
