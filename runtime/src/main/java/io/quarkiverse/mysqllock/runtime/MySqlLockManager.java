@@ -248,13 +248,19 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return atLeastFor.isZero() ? handle : new AtLeastForHandle(handle, since, atLeastFor.toNanos(), lateReleases);
     }
 
-    /** A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed. */
+    /**
+     * A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed: that waits at
+     * least {@link TickClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
+     */
     private ControlledHandle methodLock(String name, LockRequest request, Long tick) {
         if (tick == null) {
             return engine.acquire(request);
         }
+        LockRequest waiting = request.waitNanos() >= TickClaims.LATE_TRIGGER_GRACE.toNanos() ? request
+                : new LockRequest(request.lock(), TickClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
+                        request.owner(), request.atMostForNanos());
         return records.ticks().acquire(name, names.serverName(TickClaims.ROW_PREFIX + name), tick,
-                () -> engine.acquire(request));
+                () -> engine.acquire(waiting));
     }
 
     @Override

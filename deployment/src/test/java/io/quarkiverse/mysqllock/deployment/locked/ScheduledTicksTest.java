@@ -83,6 +83,25 @@ class ScheduledTicksTest {
     }
 
     /**
+     * Quarkus checks triggers once a second, so an instance can fire a tick up to a second late, and its run of tick N
+     * then holds the lock when the others fire tick N + 1. Found by the native run of ScheduledJobAcrossProcessesIT (six
+     * ticks of 66 run nowhere): the others skipped N + 1 at once, a tick nobody ran. A tick now waits up to a second for
+     * the lock before it is busy, and runs once the older tick's run ends.
+     */
+    @Test
+    void aTickFiringWhileAnOlderTickRunsWaitsForItAndRuns() throws Exception {
+        CompletableFuture<Void> next;
+        try (LockHandle older = locks.acquire("tick:late")) { // another instance, running tick 59 000 late
+            next = CompletableFuture.runAsync(() -> job.late(at(60_000)));
+            Thread.sleep(200); // the older tick's work
+        }
+        next.get(10, TimeUnit.SECONDS);
+        assertThat(job.runs()).containsExactly("late@60000");
+        job.late(at(60_000));
+        assertThat(job.runs()).as("and only once").containsExactly("late@60000");
+    }
+
+    /**
      * The default {@code onBusy = FAIL} claims ticks too: a tick that ran elsewhere does not run again (the call
      * returns without running), and a busy lock still fails the call. Before, only {@code SKIP} claimed ticks, and a
      * {@code FAIL} method whose trigger fired late, once the lock was free, ran the tick a second time.
@@ -171,6 +190,11 @@ class ScheduledTicksTest {
         @Locked(value = "tick:busy", onBusy = OnBusy.SKIP)
         public void busy(ScheduledExecution execution) {
             runs.add("busy@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked(value = "tick:late", onBusy = OnBusy.SKIP)
+        public void late(ScheduledExecution execution) {
+            runs.add("late@" + execution.getScheduledFireTime().toEpochMilli());
         }
 
         @Locked("tick:failing")

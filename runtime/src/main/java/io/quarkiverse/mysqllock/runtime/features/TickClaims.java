@@ -14,6 +14,14 @@ import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
  */
 public final class TickClaims {
 
+    /**
+     * How long a tick waits for its lock at least, whatever its {@code waitFor}: Quarkus checks triggers once a second,
+     * so an instance can fire a tick up to a second late, and its run of tick N then holds the lock when the others fire
+     * tick N + 1. Skipping N + 1 at once would leave a tick nobody ran; it waits for the older run to end instead (and
+     * is skipped, or fails, as before when the lock stays busy: a run of a tick that still lasts).
+     */
+    public static final java.time.Duration LATE_TRIGGER_GRACE = java.time.Duration.ofSeconds(1);
+
     /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
     public static final String ROW_PREFIX = "tick@";
 
