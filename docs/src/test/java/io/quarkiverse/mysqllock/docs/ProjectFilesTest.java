@@ -32,7 +32,7 @@ class ProjectFilesTest {
         assertThat(jobs).containsKeys("build", "native");
         assertThat(runs(jobs.get("build"))).as("the JVM job's commands").contains(".ci/run");
         assertThat(map(jobs.get("native")).get("needs")).isEqualTo("build");
-        assertThat(String.join("\n", runs(jobs.get("native")))).contains("./mvnw").contains("-Dnative");
+        assertThat(String.join("\n", runs(jobs.get("native")))).contains("./mvnw").contains("-Pnative-tests");
         assertThat(Files.readString(PROJECT.resolve(".ci/run"))).as(".ci/run").contains("./mvnw -B -ntp");
     }
 
