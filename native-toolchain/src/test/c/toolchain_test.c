@@ -82,24 +82,20 @@ static void cpuFeatures(void) {
 }
 
 static void timeZone(void) {
-  setenv("TZ", "Europe/Paris", 1);
-  char *zone = SVM_FindJavaTZmd(NULL, 0);
-  CHECK(zone && !strcmp(zone, "Europe/Paris"), "TZ=Europe/Paris gave %s", zone ? zone : "NULL");
-  free(zone);
-  setenv("TZ", ":America/New_York", 1);
-  zone = SVM_FindJavaTZmd(NULL, 0);
-  CHECK(zone && !strcmp(zone, "America/New_York"), "TZ=:America/New_York gave %s", zone ? zone : "NULL");
-  free(zone);
-  setenv("TZ", "posix/Europe/Berlin", 1);
-  zone = SVM_FindJavaTZmd(NULL, 0);
-  CHECK(zone && !strcmp(zone, "Europe/Berlin"), "TZ=posix/Europe/Berlin gave %s", zone ? zone : "NULL");
-  free(zone);
-  setenv("TZ", "/usr/share/zoneinfo/Asia/Tokyo", 1);
-  zone = SVM_FindJavaTZmd(NULL, 0);
-  CHECK(zone && !strcmp(zone, "Asia/Tokyo"), "TZ=/usr/share/zoneinfo/Asia/Tokyo gave %s", zone ? zone : "NULL");
-  free(zone);
+  const char *cases[][2] = {
+    {"Europe/Paris", "Europe/Paris"},
+    {":America/New_York", "America/New_York"},
+    {"posix/Europe/Berlin", "Europe/Berlin"},
+    {"/usr/share/zoneinfo/Asia/Tokyo", "Asia/Tokyo"},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    setenv("TZ", cases[i][0], 1);
+    char *zone = SVM_FindJavaTZmd(NULL, 0);
+    CHECK(zone && !strcmp(zone, cases[i][1]), "TZ=%s gave %s, not %s", cases[i][0], zone ? zone : "NULL", cases[i][1]);
+    free(zone);
+  }
   unsetenv("TZ");
-  free(SVM_FindJavaTZmd(NULL, 0)); /* from /etc/localtime or /etc/timezone, or NULL: must not fail */
+  free(SVM_FindJavaTZmd(NULL, 0)); /* from the /etc/localtime link or copy, or NULL: must not fail */
   puts("time zone: TZ in its forms (id, :id, posix/id, zoneinfo path)");
 }
 
