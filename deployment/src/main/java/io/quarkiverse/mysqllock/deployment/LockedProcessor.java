@@ -49,10 +49,6 @@ class LockedProcessor {
 
     private static final Logger LOG = Logger.getLogger(LockedProcessor.class);
 
-    /** The runtime artifact, which holds the Kotlin {@code suspend} support. */
-    private static final String RUNTIME_GROUP = "io.quarkiverse.mysqllock";
-    private static final String RUNTIME_ARTIFACT = "quarkus-mysql-lock";
-
     @BuildStep
     AdditionalBeanBuildItem interceptor() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
@@ -77,18 +73,21 @@ class LockedProcessor {
             return;
         }
         String prefix = Suspending.IMPLEMENTATION.replace('.', '/');
-        for (ResolvedDependency dependency : curate.getApplicationModel().getDependencies()) {
-            if (dependency.getGroupId().equals(RUNTIME_GROUP) && dependency.getArtifactId().equals(RUNTIME_ARTIFACT)) {
-                Set<String> classes = new TreeSet<>();
-                dependency.getContentTree().walk(visit -> {
-                    String path = visit.getRelativePath("/");
-                    if (path.equals(prefix + ".class") || path.startsWith(prefix + "$") && path.endsWith(".class")) {
-                        classes.add(path);
-                    }
-                });
-                removed.produce(new RemovedResourceBuildItem(dependency.getKey(), classes));
+        for (ResolvedDependency dependency : curate.getApplicationModel().getRuntimeDependencies()) {
+            if (!dependency.getContentTree().contains(prefix + ".class")) {
+                continue;
             }
+            Set<String> classes = new TreeSet<>();
+            dependency.getContentTree().walk(visit -> {
+                String path = visit.getRelativePath("/");
+                if (path.equals(prefix + ".class") || path.startsWith(prefix + "$") && path.endsWith(".class")) {
+                    classes.add(path);
+                }
+            });
+            removed.produce(new RemovedResourceBuildItem(dependency.getKey(), classes));
+            return;
         }
+        LOG.debugf("%s is in no dependency of the application: nothing to leave out", Suspending.IMPLEMENTATION);
     }
 
     /** Every method a {@code @Locked} annotation applies to, in key order. */
