@@ -94,6 +94,7 @@ class ScheduledTicksTest {
         try (LockHandle older = locks.acquire("tick:late")) { // another instance, running tick 59 000 late
             next = CompletableFuture.runAsync(() -> job.late(at(60_000)));
             Thread.sleep(200); // the older tick's work
+            assertThat(next).as("the tick waits while the older run holds the lock").isNotDone();
         }
         next.get(10, TimeUnit.SECONDS);
         assertThat(job.runs()).containsExactly("late@60000");
