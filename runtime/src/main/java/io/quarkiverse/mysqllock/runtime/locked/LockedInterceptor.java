@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -96,7 +97,7 @@ public class LockedInterceptor {
             throw e;
         }
         if (handle == null) {
-            skipped(method, name, start);
+            skipped(context, method, name, start);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
         LossInterrupt interrupt = method.options.interruptsOnLoss() ? LossInterrupt.arm(handle) : null;
@@ -185,7 +186,7 @@ public class LockedInterceptor {
 
                     @Override
                     public void skipped(long startNanos) {
-                        LockedInterceptor.this.skipped(method, name, startNanos);
+                        LockedInterceptor.this.skipped(context, method, name, startNanos);
                     }
 
                     @Override
@@ -215,7 +216,7 @@ public class LockedInterceptor {
         long start = System.nanoTime();
         acquireAsync(context, method, name).subscribe().with(handle -> {
             if (handle == null) {
-                skipped(method, name, start);
+                skipped(context, method, name, start);
                 outcome.complete(null);
                 return;
             }
@@ -242,7 +243,7 @@ public class LockedInterceptor {
             });
         }, failure -> {
             if (skips(method, failure)) {
-                skipped(method, name, start);
+                skipped(context, method, name, start);
                 outcome.complete(null);
             } else {
                 ended(method, MethodOutcome.NOT_ACQUIRED, start);
@@ -291,10 +292,14 @@ public class LockedInterceptor {
         manager(method).metrics().method(method.key, outcome, System.nanoTime() - start);
     }
 
-    private void skipped(LockedMethod method, String name, long start) {
+    private void skipped(InvocationContext context, LockedMethod method, String name, long start) {
         ended(method, MethodOutcome.SKIPPED, start);
-        LOG.debugf("Skipped %s: lock '%s' is held elsewhere%s", method.description, name,
-                method.tickParameter < 0 ? "" : ", or this tick already ran");
+        if (LOG.isDebugEnabled()) {
+            Long tick = tick(context, method);
+            LOG.debugf("Skipped %s after %d ms: lock '%s' is held elsewhere%s", method.description,
+                    Duration.ofNanos(System.nanoTime() - start).toMillis(), name,
+                    tick == null ? "" : ", or its tick " + Instant.ofEpochMilli(tick) + " already ran");
+        }
         try {
             skips.fire(new LockSkipped(name, method.key));
         } catch (RuntimeException | Error e) {
