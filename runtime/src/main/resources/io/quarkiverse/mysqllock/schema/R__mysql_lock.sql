@@ -1,6 +1,7 @@
 -- The lock table of quarkus-mysql-lock: fencing tokens of both engines, leases of the LEASE engine,
 -- transaction-scoped row locks, run-once completions (LockManager.runOnce), and the last tick run of each @Locked
--- scheduled job (row tick@<lock name>, its fence holding the tick). One row per lock name; LockManager.purgeUnused removes unused rows and keeps the
+-- scheduled job (row tick@<lock name>, its fence holding the tick, its owner "<tick before> <tick>"). One row per lock
+-- name; LockManager.purgeUnused removes unused rows and keeps the
 -- highest removed fence in the row ~fence-floor, where new rows start, so fences never go back.
 -- Times are the server's UTC_TIMESTAMP(6). Rename the table with quarkus.mysql-lock.lease.table (then copy this file
 -- into your own migrations with that name).

@@ -163,17 +163,21 @@ class InMemoryEngineTest {
     }
 
     /**
-     * A scheduled method's ticks are claimed in memory as the lock table claims them: a tick runs once, an older one not
-     * at all, whatever {@code onBusy} says. Before, in-memory mode threw on every tick of such a method.
+     * A scheduled method's ticks are claimed in memory as the lock table claims them: a tick runs once, a tick fired a
+     * moment after the next one ran runs once too, an older one not at all, whatever {@code onBusy} says. Before,
+     * in-memory mode threw on every tick of such a method.
      */
     @Test
     void scheduledTicksAreClaimedInMemory() throws Exception {
         job.run(Ticks.at(5_000));
         job.run(Ticks.at(5_000));
+        job.run(Ticks.at(7_000));
+        job.run(Ticks.at(6_000));
+        job.run(Ticks.at(6_000));
         job.run(Ticks.at(4_000));
         assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isEqualTo("ran");
         assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isNull();
-        assertThat(job.runs()).containsExactly("run@5000", "async@6000");
+        assertThat(job.runs()).containsExactly("run@5000", "run@7000", "run@6000", "async@6000");
     }
 
     @ApplicationScoped

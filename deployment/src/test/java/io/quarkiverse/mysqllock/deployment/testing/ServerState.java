@@ -79,6 +79,18 @@ public final class ServerState {
         }
     }
 
+    /** A number read on a session of the test's own (one holding a lock, say). */
+    public static long queryLongOn(Connection connection, String sql) {
+        try (java.sql.Statement statement = connection.createStatement(); ResultSet rs = statement.executeQuery(sql)) {
+            if (!rs.next()) {
+                throw new IllegalStateException("No row: " + sql);
+            }
+            return rs.getLong(1);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
     public static long queryLong(String sql, Object... args) {
         return TestDatabase.shared().queryLong(sql, args);
     }

@@ -22,6 +22,21 @@ public final class TickClaims {
      */
     public static final java.time.Duration LATE_TRIGGER_GRACE = java.time.Duration.ofSeconds(1);
 
+    /**
+     * Whether a tick may still be claimed: a tick newer than the latest claimed, or one between the settled mark and
+     * the latest. Quarkus checks each trigger once a second at its own phase, so an instance whose check falls just
+     * before a second boundary fires tick N as another, checking just after it, fires N + 1: N may then arrive after
+     * N + 1 was claimed, and it never ran. The settled mark is the tick claimed before the latest (or the last such
+     * late tick claimed): every tick up to it counts as run, or as too old to run. So a tick fired a moment late runs
+     * once, and a tick older than one that ran before the latest does not run.
+     *
+     * @param latest the latest tick claimed (0 for none)
+     * @param settled the settled mark, at most {@code latest}
+     */
+    public static boolean claimable(long tick, long latest, long settled) {
+        return tick > latest || (tick < latest && tick > settled);
+    }
+
     /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
     public static final String ROW_PREFIX = "tick@";
 
@@ -35,7 +50,8 @@ public final class TickClaims {
     }
 
     /**
-     * The lock of a run: nothing (null) when this tick or a later one already ran, else the lock with the tick claimed (null,
+     * The lock of a run: nothing (null) when this tick already ran (or is settled, {@link #claimable}), else the lock with the
+     * tick claimed (null,
      * the lock released, when another instance claimed it meanwhile).
      * A tick known to have run takes no lock: an instance whose trigger fires late would otherwise hold the lock while
      * it learns so, and the others, firing the next tick meanwhile, would find it busy and skip a tick nobody ran.
@@ -46,7 +62,7 @@ public final class TickClaims {
         return ran(name, tickRow, tick) ? null : claim(name, tickRow, lock.get(), tick);
     }
 
-    /** Whether this tick, or a later one, was claimed already: read without the lock. */
+    /** Whether this tick was claimed already, or is settled ({@link #claimable}): read without the lock. */
     public boolean ran(String name, String tickRow, long tick) {
         if (records == null && engine.get() instanceof InMemoryEngine memory) {
             return memory.tickClaimed(tickRow, tick);
@@ -55,8 +71,8 @@ public final class TickClaims {
     }
 
     /**
-     * Claims the tick with its lock held: the handle, or null with the lock released when this tick (or a later one) ran
-     * already; null for a null handle (the lock was busy).
+     * Claims the tick with its lock held: the handle, or null with the lock released when this tick ran already (or is
+     * settled); null for a null handle (the lock was busy).
      */
     public <H extends LockHandle> H claim(String name, String tickRow, H handle, long tick) {
         if (handle == null) {

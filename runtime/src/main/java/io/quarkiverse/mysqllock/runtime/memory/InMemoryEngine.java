@@ -25,6 +25,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
+import io.quarkiverse.mysqllock.runtime.features.TickClaims;
 
 /**
  * The in-process engine of {@code quarkus.mysql-lock.in-memory}, for tests and dev mode only (the build refuses
@@ -61,27 +62,34 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
     private static final class Slot {
         MemLock holder;
         long fence;
+        /** A tick row's settled mark ({@link TickClaims#claimable}). */
+        long settled;
     }
 
     /**
-     * Whether this tick, or a later one, of a scheduled job was claimed already: kept as the database keeps it, the
-     * highest tick claimed as the fence of the row {@code tickRow}.
+     * Whether this tick of a scheduled job was claimed already, or is settled: kept as the database keeps it, the latest
+     * tick claimed as the fence of the row {@code tickRow}, with its settled mark ({@link TickClaims#claimable}).
      */
     public boolean tickClaimed(String tickRow, long tick) {
         Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
         synchronized (slot) {
-            return slot.fence >= tick;
+            return !TickClaims.claimable(tick, slot.fence, slot.settled);
         }
     }
 
-    /** Claims a scheduled job's tick: false if it, or a later one, was claimed already. */
+    /** Claims a scheduled job's tick: false if it was claimed already, or is settled. */
     public boolean claimTick(String tickRow, long tick) {
         Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
         synchronized (slot) {
-            if (slot.fence >= tick) {
+            if (!TickClaims.claimable(tick, slot.fence, slot.settled)) {
                 return false;
             }
-            slot.fence = tick;
+            if (tick > slot.fence) {
+                slot.settled = slot.fence;
+                slot.fence = tick;
+            } else {
+                slot.settled = tick;
+            }
             return true;
         }
     }

@@ -271,27 +271,48 @@ public final class LockTable {
     }
 
     /**
-     * Claims one tick of a scheduled job: moves the row's {@code fence} up to {@code tick}. True if it was lower, so
-     * this call is the first to claim the tick (or a later one); false if this tick, or a later one, was claimed before.
+     * The settled mark of a tick row ({@link io.quarkiverse.mysqllock.runtime.features.TickClaims#claimable}): the row keeps
+     * its latest tick claimed in
+     * {@code fence}, and in {@code owner} (a tick row has no owner) {@code "<settled> <latest>"}. The pair counts only
+     * while its latest is still the row's fence: a row written without it (by an older version of the extension, or its
+     * fence moved by an instance still running one) settles everything below its fence. Compared as numbers (no
+     * collation involved), after checking the form (nothing to convert with a warning, which strict mode turns into an
+     * error in an {@code UPDATE}).
+     */
+    private static final String SETTLED = "IF(owner REGEXP '^[0-9]+ [0-9]+$', IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED)"
+            + " = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED), fence), fence)";
+
+    /**
+     * Claims one tick of a scheduled job, as {@link io.quarkiverse.mysqllock.runtime.features.TickClaims#claimable} says, in
+     * one conditional statement: true if
+     * this call claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the latest,
+     * the former latest the settled mark; a tick between them becomes the settled mark.
      */
     public boolean claimTick(Connection connection, String serverName, long tick) throws SQLException {
         seed(connection, serverName);
-        try (PreparedStatement statement = connection
-                .prepareStatement("UPDATE " + table + " SET fence = ?, completed_at = UTC_TIMESTAMP(6) WHERE name = ?"
-                        + " AND fence < ?")) {
-            statement.setLong(1, tick);
-            statement.setString(2, serverName);
-            statement.setLong(3, tick);
+        // owner is assigned before fence: both server kinds then read the former fence in it
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET owner = IF(fence < ?, CONCAT(fence, ' ', ?), CONCAT(?, ' ', fence)), fence = GREATEST(fence, ?),"
+                + " completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND (fence < ? OR (fence > ? AND " + SETTLED + " < ?))")) {
+            for (int i = 1; i <= 8; i++) {
+                if (i == 5) {
+                    statement.setString(i, serverName);
+                } else {
+                    statement.setLong(i, tick);
+                }
+            }
             return statement.executeUpdate() == 1;
         }
     }
 
-    /** Whether this tick, or a later one, was claimed already ({@link #claimTick}); false without a row. */
+    /** Whether this tick was claimed already, or is settled ({@link #claimTick}); false without a row. */
     public boolean tickClaimed(Connection connection, String serverName, long tick) throws SQLException {
-        try (PreparedStatement statement = connection
-                .prepareStatement("SELECT fence >= ? FROM " + table + " WHERE name = ?")) {
+        try (PreparedStatement statement = connection.prepareStatement(
+                "SELECT ? <= fence AND NOT (? < fence AND ? > " + SETTLED + ") FROM " + table + " WHERE name = ?")) {
             statement.setLong(1, tick);
-            statement.setString(2, serverName);
+            statement.setLong(2, tick);
+            statement.setLong(3, tick);
+            statement.setString(4, serverName);
             try (ResultSet rs = statement.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }
