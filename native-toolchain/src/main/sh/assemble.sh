@@ -93,7 +93,7 @@ gcc "${cflags[@]}" "${jni[@]}" -shared -Wl,-soname,libjvm.so -Wl,--version-scrip
 gcc "${cflags[@]}" "${jni[@]}" -shared "$src/c/reporterchelper.c" -o "$builder/lib/libreporterchelper.so"
 "$src/sh/builder-jvm-args.sh" "$out" > "$out/lib/svm/builder-jvm.args"
 mkdir -p "$out/lib/svm/driver"
-"$out/bin/javac" -d "$out/lib/svm/driver" "$src/driver/NativeImage.java"
+"$out/bin/javac" -d "$out/lib/svm/driver" "$src"/driver/*.java
 cat > "$out/bin/native-image" <<DRIVER
 #!/usr/bin/env bash
 home=\$(cd "\$(dirname "\$0")/.." && pwd)
