@@ -42,7 +42,8 @@ class ScheduledJobAcrossProcessesIT {
     @Test
     void everyTickRunsOnExactlyOneInstance() {
         TestDatabase db = TestDatabase.shared();
-        db.execute("CREATE TABLE IF NOT EXISTS cron_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
+        db.execute("DROP TABLE IF EXISTS cron_history");
+        db.execute("CREATE TABLE cron_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
                 + " instance VARCHAR(100) NOT NULL, ran_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3))");
         List<AppProcess> processes = new ArrayList<>();
         try {
@@ -69,22 +70,22 @@ class ScheduledJobAcrossProcessesIT {
         long first = Collections.min(runs.keySet());
         long last = Collections.max(runs.keySet());
         List<Long> firedNotRun = new ArrayList<>();
-        long firedByNone = 0;
         for (long tick = first; tick < last; tick++) {
             if (!runs.containsKey(tick) && skips.containsKey(tick)) {
                 firedNotRun.add(tick);
-            } else if (!runs.containsKey(tick)) {
-                firedByNone++;
             }
         }
         // A tick an instance fired on time and skipped at once, as run already, must have run somewhere. A tick no
-        // instance fired is the schedulers' (each fires only the latest second due when its check comes more than a
-        // second late: a stalled machine); a tick whose fires all waited the whole second for the lock found a run
-        // lasting that long (a stalled holder). Neither is the lock's to run.
+        // instance fired is the schedulers' (each fires only the latest second due at its check: a check just before a
+        // boundary followed by one a little late, or a stalled machine, fires nothing for the second between); a tick
+        // whose fires all waited the whole second for the lock found a run lasting that long (a stalled holder). Neither
+        // is the lock's to run, and both are rare: one second in 90 measured natively.
+        long span = last - first + 1;
         assertThat(firedNotRun).as(() -> "ticks fired on time, skipped at once, run nowhere; " + missing(runs, processes))
                 .isEmpty();
-        System.out.printf("Ticks run: %d of the %d seconds observed; fired by no instance: %d%n", runs.size(),
-                last - first + 1, firedByNone);
+        assertThat(span - runs.size()).as(() -> "ticks run nowhere of the " + span + " seconds observed; "
+                + missing(runs, processes)).isLessThanOrEqualTo(Math.max(1, span / 10));
+        System.out.printf("Ticks run: %d of the %d seconds observed%n", runs.size(), span);
         for (AppProcess process : processes) {
             long ran = db.queryLong("SELECT COUNT(*) FROM cron_history WHERE instance = '" + process.name() + "'");
             long skipped = process.lines().stream().filter(line -> line.contains("skipped a tick of")).count();
@@ -94,6 +95,9 @@ class ScheduledJobAcrossProcessesIT {
             // machine a check that comes late loses a second on that instance (another instance runs it: no tick is
             // missed, asserted above). Each instance still takes part throughout.
             assertThat(failed).as(process.name() + ": fires that failed").isEmpty();
+            assertThat(process.lines().stream().filter(line -> SKIP.matcher(line).find()).count())
+                    .as(process.name() + ": skips whose DEBUG line names the tick (what the assertions above read)")
+                    .isEqualTo(skipped);
             assertThat(ran + skipped).as(process.name() + ": ticks run (" + ran + ") and skipped (" + skipped + ")")
                     .isGreaterThanOrEqualTo(TICKS / 2);
         }

@@ -66,7 +66,7 @@ public final class TableRecords {
 
     /**
      * Claims a tick of a scheduled job whose lock {@code name} the caller holds: true exactly once per tick across the
-     * cluster, and false for a tick older than one already claimed.
+     * cluster, and false for a tick claimed already, or settled ({@link TickClaims#claimable}).
      *
      * @param tickRow the lock table row of the job's ticks
      * @param tick the tick's scheduled fire time, in epoch milliseconds
@@ -76,7 +76,7 @@ public final class TableRecords {
                 () -> table.claimTick(borrowed.raw(), tickRow, tick)));
     }
 
-    /** Whether this tick, or a later one, of a scheduled job was claimed already (a read; false without a row). */
+    /** Whether this tick of a scheduled job was claimed already, or is settled (a read; false without a row). */
     public boolean tickClaimed(String name, String tickRow, long tick) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
                 () -> table.tickClaimed(borrowed.raw(), tickRow, tick)));

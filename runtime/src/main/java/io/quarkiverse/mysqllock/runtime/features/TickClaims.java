@@ -24,7 +24,8 @@ public final class TickClaims {
 
     /**
      * Whether a tick may still be claimed: a tick newer than the latest claimed, or one between the settled mark and
-     * the latest. Quarkus checks each trigger once a second at its own phase, so an instance whose check falls just
+     * the latest, at most {@link #LATE_TICK_WINDOW} older than it. Quarkus checks each trigger once a second at its own phase,
+     * so an instance whose check falls just
      * before a second boundary fires tick N as another, checking just after it, fires N + 1: N may then arrive after
      * N + 1 was claimed, and it never ran. The settled mark is the tick claimed before the latest (or the last such
      * late tick claimed): every tick up to it counts as run, or as too old to run. So a tick fired a moment late runs
@@ -34,8 +35,15 @@ public final class TickClaims {
      * @param settled the settled mark, at most {@code latest}
      */
     public static boolean claimable(long tick, long latest, long settled) {
-        return tick > latest || (tick < latest && tick > settled);
+        return tick > latest || (tick < latest && tick > settled && latest - tick <= LATE_TICK_WINDOW.toMillis());
     }
+
+    /**
+     * How much older than the latest tick claimed a tick may be and still run late ({@link #claimable}): twice the
+     * scheduler's check period, which is how late a trigger fires on a machine that keeps up. A tick that late runs after
+     * the newer one: its run sees the scheduled fire times out of order.
+     */
+    public static final java.time.Duration LATE_TICK_WINDOW = java.time.Duration.ofSeconds(2);
 
     /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
     public static final String ROW_PREFIX = "tick@";

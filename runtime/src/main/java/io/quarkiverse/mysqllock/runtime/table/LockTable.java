@@ -279,7 +279,10 @@ public final class LockTable {
      * collation involved), after checking the form (nothing to convert with a warning, which strict mode turns into an
      * error in an {@code UPDATE}).
      */
-    private static final String SETTLED = "IF(owner REGEXP '^[0-9]+ [0-9]+$', IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED)"
+    private static final long LATE_TICK_WINDOW = io.quarkiverse.mysqllock.runtime.features.TickClaims.LATE_TICK_WINDOW
+            .toMillis();
+
+    private static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$', IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED)"
             + " = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED), fence), fence)";
 
     /**
@@ -293,8 +296,9 @@ public final class LockTable {
         // owner is assigned before fence: both server kinds then read the former fence in it
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
                 + " SET owner = IF(fence < ?, CONCAT(fence, ' ', ?), CONCAT(?, ' ', fence)), fence = GREATEST(fence, ?),"
-                + " completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND (fence < ? OR (fence > ? AND " + SETTLED + " < ?))")) {
-            for (int i = 1; i <= 8; i++) {
+                + " completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND (fence < ? OR (fence > ? AND fence <= ? + "
+                + LATE_TICK_WINDOW + " AND " + SETTLED + " < ?))")) {
+            for (int i = 1; i <= 9; i++) {
                 if (i == 5) {
                     statement.setString(i, serverName);
                 } else {
@@ -308,11 +312,12 @@ public final class LockTable {
     /** Whether this tick was claimed already, or is settled ({@link #claimTick}); false without a row. */
     public boolean tickClaimed(Connection connection, String serverName, long tick) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(
-                "SELECT ? <= fence AND NOT (? < fence AND ? > " + SETTLED + ") FROM " + table + " WHERE name = ?")) {
-            statement.setLong(1, tick);
-            statement.setLong(2, tick);
-            statement.setLong(3, tick);
-            statement.setString(4, serverName);
+                "SELECT ? <= fence AND NOT (? < fence AND fence <= ? + " + LATE_TICK_WINDOW + " AND ? > " + SETTLED
+                        + ") FROM " + table + " WHERE name = ?")) {
+            for (int i = 1; i <= 4; i++) {
+                statement.setLong(i, tick);
+            }
+            statement.setString(5, serverName);
             try (ResultSet rs = statement.executeQuery()) {
                 return rs.next() && rs.getBoolean(1);
             }
