@@ -45,22 +45,23 @@ class RanTickTakesNoLockTest {
                     .table("ran_tick_" + mode.name().toLowerCase()).start()) {
                 String job = "ran-tick:" + mode;
                 ControlledHandle first = instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO),
-                        WhenBusy.NOTHING, 1_000L);
-                assertThat(first).as("tick 1000 runs").isNotNull();
+                        WhenBusy.NOTHING, 10_000L);
+                assertThat(first).as("tick 10 000 runs").isNotNull();
                 first.release();
                 acquisitions.set(0);
 
                 assertThat(
-                        instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 1_000L))
-                        .as("tick 1000 again")
+                        instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 10_000L))
+                        .as("tick 10 000 again")
                         .isNull();
-                assertThat(instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 999L))
-                        .as("an earlier tick")
+                assertThat(
+                        instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO), WhenBusy.NOTHING, 7_000L))
+                        .as("a tick older than the late-tick window")
                         .isNull();
                 assertThat(acquisitions.get()).as("%s: acquisitions for ticks that ran", mode).isZero();
 
                 ControlledHandle next = instance.locks.acquireForMethod(job, LockOptions.waitingUpTo(Duration.ZERO),
-                        WhenBusy.NOTHING, 1_001L);
+                        WhenBusy.NOTHING, 10_001L);
                 assertThat(next).as("the next tick runs").isNotNull();
                 next.release();
             }
