@@ -30,7 +30,7 @@ class PackageLayersTest {
             Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "lease", "memory", "metrics", "named",
                     "table", "topology", "tracing")),
             Map.entry("features", Set.of("coordination", "engine", "jdbc", "memory", "named", "table")),
-            Map.entry("memory", Set.of("engine", "jdbc")),
+            Map.entry("memory", Set.of("engine", "jdbc", "table")),
             Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),

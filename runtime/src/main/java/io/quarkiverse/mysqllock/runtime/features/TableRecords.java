@@ -9,6 +9,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.LateTicks;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
 
@@ -66,7 +67,7 @@ public final class TableRecords {
 
     /**
      * Claims a tick of a scheduled job whose lock {@code name} the caller holds: true exactly once per tick across the
-     * cluster, and false for a tick claimed already, or settled ({@link TickClaims#claimable}).
+     * cluster, and false for a tick claimed already, or settled ({@link LateTicks#claimable}).
      *
      * @param tickRow the lock table row of the job's ticks
      * @param tick the tick's scheduled fire time, in epoch milliseconds

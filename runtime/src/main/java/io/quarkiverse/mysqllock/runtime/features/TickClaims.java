@@ -6,6 +6,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
+import io.quarkiverse.mysqllock.runtime.table.LateTicks;
 
 /**
  * The ticks of exclusive {@code @Locked} scheduled methods with a {@code ScheduledExecution} parameter: each tick (the
@@ -22,29 +23,6 @@ public final class TickClaims {
      */
     public static final java.time.Duration LATE_TRIGGER_GRACE = java.time.Duration.ofSeconds(1);
 
-    /**
-     * Whether a tick may still be claimed: a tick newer than the latest claimed, or one between the settled mark and
-     * the latest, at most {@link #LATE_TICK_WINDOW} older than it. Quarkus checks each trigger once a second at its own phase,
-     * so an instance whose check falls just
-     * before a second boundary fires tick N as another, checking just after it, fires N + 1: N may then arrive after
-     * N + 1 was claimed, and it never ran. The settled mark is the tick claimed before the latest (or the last such
-     * late tick claimed): every tick up to it counts as run, or as too old to run. So a tick fired a moment late runs
-     * once, and a tick older than one that ran before the latest does not run.
-     *
-     * @param latest the latest tick claimed (0 for none)
-     * @param settled the settled mark, at most {@code latest}
-     */
-    public static boolean claimable(long tick, long latest, long settled) {
-        return tick > latest || (tick < latest && tick > settled && latest - tick <= LATE_TICK_WINDOW.toMillis());
-    }
-
-    /**
-     * How much older than the latest tick claimed a tick may be and still run late ({@link #claimable}): twice the
-     * scheduler's check period, which is how late a trigger fires on a machine that keeps up. A tick that late runs after
-     * the newer one: its run sees the scheduled fire times out of order.
-     */
-    public static final java.time.Duration LATE_TICK_WINDOW = java.time.Duration.ofSeconds(2);
-
     /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
     public static final String ROW_PREFIX = "tick@";
 
@@ -58,7 +36,8 @@ public final class TickClaims {
     }
 
     /**
-     * The lock of a run: nothing (null) when this tick already ran (or is settled, {@link #claimable}), else the lock with the
+     * The lock of a run: nothing (null) when this tick already ran (or is settled, {@link LateTicks#claimable}), else the lock
+     * with the
      * tick claimed (null,
      * the lock released, when another instance claimed it meanwhile).
      * A tick known to have run takes no lock: an instance whose trigger fires late would otherwise hold the lock while
@@ -70,7 +49,7 @@ public final class TickClaims {
         return ran(name, tickRow, tick) ? null : claim(name, tickRow, lock.get(), tick);
     }
 
-    /** Whether this tick was claimed already, or is settled ({@link #claimable}): read without the lock. */
+    /** Whether this tick was claimed already, or is settled ({@link LateTicks#claimable}): read without the lock. */
     public boolean ran(String name, String tickRow, long tick) {
         if (records == null && engine.get() instanceof InMemoryEngine memory) {
             return memory.tickClaimed(tickRow, tick);

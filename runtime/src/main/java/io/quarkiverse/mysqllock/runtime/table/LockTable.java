@@ -271,7 +271,7 @@ public final class LockTable {
     }
 
     /**
-     * The settled mark of a tick row ({@link io.quarkiverse.mysqllock.runtime.features.TickClaims#claimable}): the row keeps
+     * The settled mark of a tick row ({@link LateTicks#claimable}): the row keeps
      * its latest tick claimed in
      * {@code fence}, and in {@code owner} (a tick row has no owner) {@code "<settled> <latest>"}. The pair counts only
      * while its latest is still the row's fence: a row written without it (by an older version of the extension, or its
@@ -279,14 +279,13 @@ public final class LockTable {
      * collation involved), after checking the form (nothing to convert with a warning, which strict mode turns into an
      * error in an {@code UPDATE}).
      */
-    private static final long LATE_TICK_WINDOW = io.quarkiverse.mysqllock.runtime.features.TickClaims.LATE_TICK_WINDOW
-            .toMillis();
+    private static final long LATE_TICK_WINDOW = LateTicks.WINDOW.toMillis();
 
     private static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$', IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED)"
             + " = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED), fence), fence)";
 
     /**
-     * Claims one tick of a scheduled job, as {@link io.quarkiverse.mysqllock.runtime.features.TickClaims#claimable} says, in
+     * Claims one tick of a scheduled job, as {@link LateTicks#claimable} says, in
      * one conditional statement: true if
      * this call claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the latest,
      * the former latest the settled mark; a tick between them becomes the settled mark.
