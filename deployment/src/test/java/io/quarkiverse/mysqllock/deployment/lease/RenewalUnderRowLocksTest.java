@@ -62,6 +62,33 @@ class RenewalUnderRowLocksTest {
         }
     }
 
+    /**
+     * A lease another instance took (a take-over, or forceRelease and a new take) whose row a transaction holds when
+     * the renewal comes is found lost at that renewal: a plain read of the owner needs no row lock. Before, the refused
+     * renewal was tried again a period later, and again, until the lease expired. Found by the clean-clone CI run of
+     * 3098714: AdminApiTest's former holder was told LEASE_EXPIRED 5.8 s after a forceRelease (ttl 6 s), not NOT_HELD at
+     * its next renewal (the new holder's renewals of the same row, at the same phase, refused its own).
+     */
+    @Test
+    void aLeaseTakenOverIsFoundLostWhileItsRowIsLocked() throws Exception {
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of("taken-row-locked").mode(Mode.LEASE).table(TABLE)
+                .ttl(Duration.ofSeconds(6)).start()) {
+            CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
+            LockHandle held = instance.locks.acquire("rowlock:taken", Duration.ZERO).onLost(lost::add);
+            try (Connection transaction = TestDatabase.shared().connect();
+                    Statement statement = transaction.createStatement()) {
+                statement.executeUpdate("UPDATE " + TABLE + " SET owner = 'vm/1/another' WHERE name = 'rowlock:taken'");
+                transaction.setAutoCommit(false);
+                statement.executeQuery("SELECT fence FROM " + TABLE + " WHERE name = 'rowlock:taken' FOR UPDATE").close();
+                LockApp.await("the lease to be found lost", Duration.ofSeconds(20), () -> !lost.isEmpty());
+                transaction.rollback();
+            }
+            assertThat(lost.get(0).reason()).as(lost.get(0).getMessage()).isEqualTo(LockLostException.Reason.NOT_HELD);
+            assertThat(held.isValid()).isFalse();
+            held.release();
+        }
+    }
+
     @Test
     void aReleaseRefusedByARowLockIsDoneOnceTheRowIsFree() throws Exception {
         // the server's row-lock wait for new sessions, 1 s (50 s by default): the release's statement is refused soon

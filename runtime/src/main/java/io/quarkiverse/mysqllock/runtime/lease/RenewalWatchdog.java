@@ -202,6 +202,7 @@ final class RenewalWatchdog {
                 throw e;
             }
             LOG.debugf("Lease '%s' is locked by a transaction and was not extended", lease.name);
+            stillOwned(raw, lease);
             return false;
         }
         metrics.renewed(extended);
@@ -227,6 +228,7 @@ final class RenewalWatchdog {
             }
             if (leases.size() == 1) {
                 LOG.debugf("Lease '%s' is locked by a transaction and was not renewed", leases.get(0).name);
+                stillOwned(raw, leases.get(0));
                 return false;
             }
             int half = leases.size() / 2;
@@ -242,6 +244,14 @@ final class RenewalWatchdog {
             sortOut(raw, leases, sentAt + lengthNanos);
         }
         return true;
+    }
+
+    /**
+     * A lease a row lock kept from being renewed: lost now if another instance took it or it was ended, found by a
+     * plain read (no row lock); else tried again next period, its confirmed end unchanged.
+     */
+    private void stillOwned(Connection raw, Lease lease) throws SQLException {
+        sortOut(raw, List.of(lease), lease.confirmedUntilNanos);
     }
 
     /** Some leases were not renewed: find out which, and why. */
