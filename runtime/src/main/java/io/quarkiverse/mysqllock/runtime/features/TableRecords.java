@@ -9,8 +9,8 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
-import io.quarkiverse.mysqllock.runtime.table.LateTicks;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.TickRows;
 import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
 
 /**
@@ -22,12 +22,14 @@ public final class TableRecords {
 
     private final ConnectionSource connections;
     private final LockTable table;
+    private final TickRows ticks;
     /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds: what a purge may remove of an owned row. */
     private final long longDeadMicros;
 
     public TableRecords(ConnectionSource connections, LockTable table, long longDeadMicros) {
         this.connections = connections;
         this.table = table;
+        this.ticks = new TickRows(table);
         this.longDeadMicros = longDeadMicros;
     }
 
@@ -67,20 +69,20 @@ public final class TableRecords {
 
     /**
      * Claims a tick of a scheduled job whose lock {@code name} the caller holds: true exactly once per tick across the
-     * cluster, and false for a tick claimed already, or settled ({@link LateTicks#claimable}).
+     * cluster, and false for a tick claimed already, or settled ({@link TickRows#claimable}).
      *
      * @param tickRow the lock table row of the job's ticks
      * @param tick the tick's scheduled fire time, in epoch milliseconds
      */
     public boolean claimTick(String name, String tickRow, long tick) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> table.claimTick(borrowed.raw(), tickRow, tick)));
+                () -> ticks.claim(borrowed.raw(), tickRow, tick)));
     }
 
     /** Whether this tick of a scheduled job was claimed already, or is settled (a read; false without a row). */
     public boolean tickClaimed(String name, String tickRow, long tick) {
         return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> table.tickClaimed(borrowed.raw(), tickRow, tick)));
+                () -> ticks.claimed(borrowed.raw(), tickRow, tick)));
     }
 
     /**

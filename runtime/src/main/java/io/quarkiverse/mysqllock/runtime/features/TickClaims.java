@@ -6,7 +6,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
-import io.quarkiverse.mysqllock.runtime.table.LateTicks;
+import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
  * The ticks of exclusive {@code @Locked} scheduled methods with a {@code ScheduledExecution} parameter: each tick (the
@@ -36,10 +36,8 @@ public final class TickClaims {
     }
 
     /**
-     * The lock of a run: nothing (null) when this tick already ran (or is settled, {@link LateTicks#claimable}), else the lock
-     * with the
-     * tick claimed (null,
-     * the lock released, when another instance claimed it meanwhile).
+     * The lock of a run: nothing (null) when this tick already ran (or is settled, {@link TickRows#claimable}), else the
+     * lock with the tick claimed (null, the lock released, when another instance claimed it meanwhile).
      * A tick known to have run takes no lock: an instance whose trigger fires late would otherwise hold the lock while
      * it learns so, and the others, firing the next tick meanwhile, would find it busy and skip a tick nobody ran.
      *
@@ -49,7 +47,7 @@ public final class TickClaims {
         return ran(name, tickRow, tick) ? null : claim(name, tickRow, lock.get(), tick);
     }
 
-    /** Whether this tick was claimed already, or is settled ({@link LateTicks#claimable}): read without the lock. */
+    /** Whether this tick was claimed already, or is settled ({@link TickRows#claimable}): read without the lock. */
     public boolean ran(String name, String tickRow, long tick) {
         if (records == null && engine.get() instanceof InMemoryEngine memory) {
             return memory.tickClaimed(tickRow, tick);

@@ -25,7 +25,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
-import io.quarkiverse.mysqllock.runtime.table.LateTicks;
+import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
  * The in-process engine of {@code quarkus.mysql-lock.in-memory}, for tests and dev mode only (the build refuses
@@ -62,18 +62,18 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
     private static final class Slot {
         MemLock holder;
         long fence;
-        /** A tick row's settled mark ({@link LateTicks#claimable}). */
+        /** A tick row's settled mark ({@link TickRows#claimable}). */
         long settled;
     }
 
     /**
      * Whether this tick of a scheduled job was claimed already, or is settled: kept as the database keeps it, the latest
-     * tick claimed as the fence of the row {@code tickRow}, with its settled mark ({@link LateTicks#claimable}).
+     * tick claimed as the fence of the row {@code tickRow}, with its settled mark ({@link TickRows#claimable}).
      */
     public boolean tickClaimed(String tickRow, long tick) {
         Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
         synchronized (slot) {
-            return !LateTicks.claimable(tick, slot.fence, slot.settled);
+            return !TickRows.claimable(tick, slot.fence, slot.settled);
         }
     }
 
@@ -81,7 +81,7 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
     public boolean claimTick(String tickRow, long tick) {
         Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
         synchronized (slot) {
-            if (!LateTicks.claimable(tick, slot.fence, slot.settled)) {
+            if (!TickRows.claimable(tick, slot.fence, slot.settled)) {
                 return false;
             }
             if (tick > slot.fence) {

@@ -271,59 +271,6 @@ public final class LockTable {
     }
 
     /**
-     * The settled mark of a tick row ({@link LateTicks#claimable}): the row keeps
-     * its latest tick claimed in
-     * {@code fence}, and in {@code owner} (a tick row has no owner) {@code "<settled> <latest>"}. The pair counts only
-     * while its latest is still the row's fence: a row written without it (by an older version of the extension, or its
-     * fence moved by an instance still running one) settles everything below its fence. Compared as numbers (no
-     * collation involved), after checking the form (nothing to convert with a warning, which strict mode turns into an
-     * error in an {@code UPDATE}).
-     */
-    private static final long LATE_TICK_WINDOW = LateTicks.WINDOW.toMillis();
-
-    private static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$', IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED)"
-            + " = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED), fence), fence)";
-
-    /**
-     * Claims one tick of a scheduled job, as {@link LateTicks#claimable} says, in
-     * one conditional statement: true if
-     * this call claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the latest,
-     * the former latest the settled mark; a tick between them becomes the settled mark.
-     */
-    public boolean claimTick(Connection connection, String serverName, long tick) throws SQLException {
-        seed(connection, serverName);
-        // owner is assigned before fence: both server kinds then read the former fence in it
-        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET owner = IF(fence < ?, CONCAT(fence, ' ', ?), CONCAT(?, ' ', fence)), fence = GREATEST(fence, ?),"
-                + " completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND (fence < ? OR (fence > ? AND fence <= ? + "
-                + LATE_TICK_WINDOW + " AND " + SETTLED + " < ?))")) {
-            for (int i = 1; i <= 9; i++) {
-                if (i == 5) {
-                    statement.setString(i, serverName);
-                } else {
-                    statement.setLong(i, tick);
-                }
-            }
-            return statement.executeUpdate() == 1;
-        }
-    }
-
-    /** Whether this tick was claimed already, or is settled ({@link #claimTick}); false without a row. */
-    public boolean tickClaimed(Connection connection, String serverName, long tick) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(
-                "SELECT ? <= fence AND NOT (? < fence AND fence <= ? + " + LATE_TICK_WINDOW + " AND ? > " + SETTLED
-                        + ") FROM " + table + " WHERE name = ?")) {
-            for (int i = 1; i <= 4; i++) {
-                statement.setLong(i, tick);
-            }
-            statement.setString(5, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
-            }
-        }
-    }
-
-    /**
      * A semaphore's number of permits for the whole fleet, kept in the {@code fence} of its reserved row (a name starting
      * with {@code ~}, which no lock's row has; {@code completed_at} set, so that {@code purgeUnused} keeps it): 0 without
      * a row.

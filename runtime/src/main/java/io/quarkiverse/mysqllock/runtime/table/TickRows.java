@@ -1,0 +1,93 @@
+package io.quarkiverse.mysqllock.runtime.table;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * The tick rows of scheduled jobs (row {@code tick@<lock>} of the lock table): which ticks may still run
+ * ({@link #claimable}), and the statements that claim a tick and ask about one. The in-memory engine keeps ticks by
+ * the same rule.
+ * <p>
+ * A row keeps its latest tick claimed in {@code fence}, and in {@code owner} (a tick row has no owner) its settled
+ * mark as {@code "<settled> <latest>"}. The pair counts only while its latest is still the row's fence: a row written
+ * without it (by an older version of the extension, or its fence moved by an instance still running one) settles
+ * everything below its fence. Compared as numbers (no collation involved), after checking the form (nothing to convert
+ * with a warning, which strict mode turns into an error in an {@code UPDATE}).
+ */
+public final class TickRows {
+
+    /**
+     * How much older than the latest tick claimed a tick may be and still run late ({@link #claimable}): twice the
+     * scheduler's check period, which is how late a trigger fires on a machine that keeps up. A tick that late runs
+     * after the newer one: its run sees the scheduled fire times out of order.
+     */
+    public static final Duration WINDOW = Duration.ofSeconds(2);
+
+    private static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$',"
+            + " IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED) = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED),"
+            + " fence), fence)";
+
+    /** {@link #claimable} in SQL, over the row's columns: four parameters, each the tick. */
+    private static final String CLAIMABLE = "(? > fence OR (? < fence AND fence <= ? + " + WINDOW.toMillis() + " AND ? > "
+            + SETTLED + "))";
+
+    private final LockTable table;
+
+    public TickRows(LockTable table) {
+        this.table = table;
+    }
+
+    /**
+     * Whether a tick may still be claimed: a tick newer than the latest claimed, or one between the settled mark and
+     * the latest, at most {@link #WINDOW} older than it. Quarkus checks each trigger once a second at its own phase, so
+     * an instance whose check falls just before a second boundary fires tick N as another, checking just after it,
+     * fires N + 1: N may then arrive after N + 1 was claimed, and it never ran. The settled mark is the tick claimed
+     * before the latest (or the last such late tick claimed): every tick up to it counts as run, or as too old to run.
+     * So a tick fired a moment late runs once, and a tick older than one that ran before the latest does not run.
+     *
+     * @param latest the latest tick claimed (0 for none)
+     * @param settled the settled mark, at most {@code latest}
+     */
+    public static boolean claimable(long tick, long latest, long settled) {
+        return tick > latest || (tick < latest && tick > settled && latest - tick <= WINDOW.toMillis());
+    }
+
+    /**
+     * Claims one tick of a scheduled job, as {@link #claimable} says, in one conditional statement: true if this call
+     * claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the latest, the former
+     * latest the settled mark; a tick between them becomes the settled mark.
+     */
+    public boolean claim(Connection connection, String serverName, long tick) throws SQLException {
+        table.seed(connection, serverName);
+        // owner is assigned before fence: both server kinds then read the former fence in it
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table.name()
+                + " SET owner = IF(fence < ?, CONCAT(fence, ' ', ?), CONCAT(?, ' ', fence)), fence = GREATEST(fence, ?),"
+                + " completed_at = UTC_TIMESTAMP(6) WHERE name = ? AND " + CLAIMABLE)) {
+            for (int i = 1; i <= 9; i++) {
+                if (i == 5) {
+                    statement.setString(i, serverName);
+                } else {
+                    statement.setLong(i, tick);
+                }
+            }
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /** Whether this tick was claimed already, or is settled ({@link #claim}); false without a row. */
+    public boolean claimed(Connection connection, String serverName, long tick) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT NOT " + CLAIMABLE + " FROM " + table.name() + " WHERE name = ?")) {
+            for (int i = 1; i <= 4; i++) {
+                statement.setLong(i, tick);
+            }
+            statement.setString(5, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() && rs.getBoolean(1);
+            }
+        }
+    }
+}
