@@ -147,7 +147,11 @@ public interface MySqlLockRuntimeConfig {
         @WithDefault("30s")
         Duration ttl();
 
-        /** How often held leases are renewed. Unset: a third of the ttl. Must be shorter than the ttl. */
+        /**
+         * How often held leases are renewed. Unset: a third of the ttl. At most half of what is left of the ttl after
+         * the loss margin ({@code 2 x renew-interval + loss margin <= ttl}, the margin a tenth of the ttl, at most
+         * 250 ms), so that one late or failed renewal costs no lease; the start refuses a longer one.
+         */
         Optional<Duration> renewInterval();
 
         /**

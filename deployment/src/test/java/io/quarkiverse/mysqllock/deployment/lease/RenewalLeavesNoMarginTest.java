@@ -10,8 +10,8 @@ import io.quarkiverse.mysqllock.deployment.testing.StartupFailure;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * A renewal interval so close to the ttl that holders would count their leases lost (a loss margin before their end)
- * before the next renewal is refused at start.
+ * A renewal interval so long that a lease could not be renewed twice before its holder counts it lost (a loss margin
+ * before its end) is refused at start: one late renewal would cost every lease.
  */
 class RenewalLeavesNoMarginTest {
 
@@ -19,8 +19,8 @@ class RenewalLeavesNoMarginTest {
     static final QuarkusUnitTest app = StartupFailure.expect(
             LockApp.app(StartupFailure.class).overrideConfigKey("quarkus.mysql-lock.mode", "lease")
                     .overrideConfigKey("quarkus.mysql-lock.lease.ttl", "10s")
-                    .overrideConfigKey("quarkus.mysql-lock.lease.renew-interval", "9800ms"),
-            "quarkus.mysql-lock.lease.renew-interval=9800ms leaves no time to renew a lease");
+                    .overrideConfigKey("quarkus.mysql-lock.lease.renew-interval", "4900ms"),
+            "quarkus.mysql-lock.lease.renew-interval=4900ms leaves no time for a second renewal");
 
     @Test
     void theApplicationDoesNotStart() {

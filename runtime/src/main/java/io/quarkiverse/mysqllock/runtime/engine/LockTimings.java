@@ -14,7 +14,9 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * <p>
  * The inequalities that keep a lock exclusive, which {@link #of} checks or which hold by construction:
  * <ol>
- * <li>{@code renewInterval + lossMargin < ttl}: a lease is renewed before its holder counts it lost. Checked.</li>
+ * <li>{@code 2 x renewInterval + lossMargin <= ttl}: a lease is renewed twice before its holder counts it lost, so that
+ * one renewal that comes late (a slow statement, a busy machine; the renewals run with a fixed delay) or fails costs no
+ * lease. Checked.</li>
  * <li>{@code lossMargin = min(ttl / 10, 250 ms) > 0}: a holder counts its lease lost this much before its confirmed end
  * by its own monotonic clock, which it read before sending the statement that set the end ({@link #lossMargin}).</li>
  * <li>{@code watchMargin(length) = max(lossMargin(length), length / 20)}: a watcher waits this much longer than a
@@ -22,8 +24,10 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * apart still see the holder give up first ({@link #watchMargin}).</li>
  * <li>{@code memberTtl = max(ttl, 3 x keepalive) + membershipClockMargin}: a membership of the fleet outlives three
  * renewals of either engine and a lease. It ends by a server's clock, unlike a lease, so under LEASE it counts as lapsed
- * {@code renewInterval + membershipClockMargin} before its end (NAMED: one keepalive interval), and lasts the clock
- * margin longer to make up for it ({@link #membershipMarginNanos}).</li>
+ * {@code membershipClockMargin + 2 x expiryCheck} before its end (NAMED: one keepalive interval), and lasts the clock
+ * margin longer to make up for it ({@link #membershipMarginNanos}). Under LEASE, what is left is at least
+ * {@code ttl - lossMargin}: like a lease, the membership is renewed twice before it counts as lapsed, whatever the
+ * keepalive.</li>
  * <li>{@code leaderWindow = 2 x keepalive}: a NAMED leader may still believe it leads this long after its session
  * ended, so a new term is confirmed only after it.</li>
  * <li>{@code maxClockSkew >= 0}: a row is taken over on a server's clock only once it ended longer ago than this.</li>
@@ -99,11 +103,15 @@ public final class LockTimings {
                     + " must not be negative");
         }
         Duration holderMargin = Duration.ofNanos(lossMargin(ttl.toNanos()));
-        if (renew.plus(holderMargin).compareTo(ttl) >= 0) {
+        Duration longest = ttl.minus(holderMargin).dividedBy(2);
+        if (renew.compareTo(longest) > 0) {
             throw new ConfigurationException(key.apply("lease.renew-interval") + "=" + renew.toMillis()
-                    + "ms leaves no time to renew a lease: a holder counts its lease lost " + holderMargin.toMillis()
+                    + "ms leaves no time for a second renewal: a holder counts its lease lost " + holderMargin.toMillis()
                     + " ms before its end (a tenth of " + key.apply("lease.ttl") + "=" + ttl.toMillis() + "ms, at most"
-                    + " 250 ms), which comes before the next renewal. Shorten the renewal interval, or raise the ttl");
+                    + " 250 ms), and every lease must be renewed twice before then, so that one renewal that comes late"
+                    + " or fails costs no lease. Set " + key.apply("lease.renew-interval") + " to at most "
+                    + longest.toMillis() + "ms (unset, it is a third of the ttl), or raise " + key.apply("lease.ttl")
+                    + " to at least " + renew.multipliedBy(2).plus(holderMargin).toMillis() + "ms");
         }
         return new LockTimings(keepalive, ttl, renew, maxClockSkew);
     }
@@ -161,9 +169,14 @@ public final class LockTimings {
         return (ttl.compareTo(renewals) >= 0 ? ttl : renewals).plus(membershipClockMargin()).toNanos();
     }
 
-    /** How long before its end an engine counts its membership as lapsed: how often that engine renews it (plus margin). */
+    /**
+     * How long before its end an engine counts its membership as lapsed: at least twice as long as the period of the
+     * check that finds the lapse by the clock (NAMED: half a keepalive; LEASE: the expiry check), and under LEASE, whose
+     * membership ends by the server's clock unlike its leases, the clock margin too. Never the renewal interval: a
+     * membership must outlast two of its renewals, as a lease does.
+     */
     public long membershipMarginNanos(LockMode mode) {
-        return mode == LockMode.NAMED ? keepaliveNanos() : renewInterval.plus(membershipClockMargin()).toNanos();
+        return mode == LockMode.NAMED ? keepaliveNanos() : membershipClockMargin().toNanos() + 2 * expiryCheckNanos();
     }
 
     /** How long a NAMED leader may still believe it leads after its session ended: two keepalive intervals. */

@@ -56,8 +56,9 @@ final class RenewalWatchdog {
         this.watchdog = new PeriodicWork("mysql-lock-renew-", 3);
         long period = timings.renewIntervalNanos();
         watchdog.every(period, period, "renewal of its leases", this::renewAll);
-        // half a period after the leases': the two share the connection kept for housekeeping
-        watchdog.every(period + period / 2, period, "renewal of its membership", membership::renew);
+        // Half a period before the leases' (the two share the connection kept for housekeeping), not after: the
+        // membership was registered before this watchdog started, and must be renewed twice before it counts as lapsed.
+        watchdog.every(period / 2, period, "renewal of its membership", membership::renew);
         long checkPeriod = timings.expiryCheckNanos();
         watchdog.everyUnpaused(checkPeriod, checkPeriod, "expiry check of its leases", this::expireOverdue);
     }

@@ -38,7 +38,8 @@ class LockTimingsTest {
         assertThat(millis(timings.memberTtlNanos())).as("the longer of the ttl and 3 keepalives, plus the margin")
                 .isEqualTo(30_200);
         assertThat(millis(timings.membershipMarginNanos(LockMode.NAMED))).isEqualTo(5_000);
-        assertThat(millis(timings.membershipMarginNanos(LockMode.LEASE))).isEqualTo(10_200);
+        assertThat(millis(timings.membershipMarginNanos(LockMode.LEASE))).as("the clock margin and two expiry checks")
+                .isEqualTo(450);
         assertThat(timings.leaderWindow()).isEqualTo(Duration.ofSeconds(10));
         assertThat(timings.maxClockSkewMicros()).isEqualTo(1_000_000);
     }
@@ -77,7 +78,7 @@ class LockTimingsTest {
                         + " quarkus.mysql-lock.lease.ttl=PT3S");
         assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(2_800)))
                 .isInstanceOf(ConfigurationException.class)
-                .hasMessageContaining("renew-interval=2800ms leaves no time to renew a lease");
+                .hasMessageContaining("renew-interval=2800ms leaves no time for a second renewal");
         assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ZERO)).isInstanceOf(ConfigurationException.class)
                 .hasMessage("quarkus.mysql-lock.lease.renew-interval=PT0S must be positive");
         assertThatThrownBy(() -> LockTimings.of(Duration.ZERO, Duration.ofSeconds(3), Optional.empty(), Duration.ZERO,
@@ -86,5 +87,58 @@ class LockTimingsTest {
         assertThatThrownBy(() -> LockTimings.of(KEEPALIVE, Duration.ofSeconds(3), Optional.empty(),
                 Duration.ofMillis(-1), KEY)).isInstanceOf(ConfigurationException.class)
                 .hasMessage("quarkus.mysql-lock.lease.max-clock-skew=PT-0.001S must not be negative");
+    }
+
+    @Test
+    void theLongestAcceptedRenewalIntervalLeavesTimeForTwoRenewalsAndNoMore() {
+        // the examples: a membership lapsed before each renewal came
+        assertThatThrownBy(() -> of(Duration.ofSeconds(30), Duration.ofSeconds(15)))
+                .isInstanceOf(ConfigurationException.class)
+                .hasMessage("quarkus.mysql-lock.lease.renew-interval=15000ms leaves no time for a second renewal: a"
+                        + " holder counts its lease lost 250 ms before its end (a tenth of quarkus.mysql-lock.lease.ttl"
+                        + "=30000ms, at most 250 ms), and every lease must be renewed twice before then, so that one"
+                        + " renewal that comes late or fails costs no lease. Set quarkus.mysql-lock.lease.renew-interval"
+                        + " to at most 14875ms (unset, it is a third of the ttl), or raise quarkus.mysql-lock.lease.ttl"
+                        + " to at least 30250ms");
+        assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_600)))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("at most 1375ms");
+        assertThat(of(Duration.ofSeconds(3), Duration.ofMillis(1_375)).renewInterval()).isEqualTo(Duration.ofMillis(1_375));
+        assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_375).plusNanos(1)))
+                .isInstanceOf(ConfigurationException.class);
+    }
+
+    /**
+     * Every combination the start accepts, at its edges: the longest renewal interval, the shortest ttl, keepalives far
+     * shorter and far longer than the ttl. The leases and the membership of either engine are each renewed twice before
+     * their holder counts them lost, and a lapse found by the clock comes before the membership can end on the server.
+     */
+    @Test
+    void everyAcceptedCombinationRenewsLeasesAndMembershipsTwiceBeforeTheyLapse() {
+        long[] ttls = { 500, 501, 999, 1_000, 2_500, 2_501, 3_000, 10_000, 30_000, 120_000 };
+        long[] keepalives = { 1, 100, 500, 1_000, 5_000, 60_000 };
+        for (long ttlMillis : ttls) {
+            Duration ttl = Duration.ofMillis(ttlMillis);
+            Duration longest = ttl.minusNanos(LockTimings.lossMargin(ttl.toNanos())).dividedBy(2);
+            for (Duration renew : new Duration[] { null, Duration.ofMillis(1), longest.minusMillis(1), longest }) {
+                for (long keepaliveMillis : keepalives) {
+                    LockTimings timings = LockTimings.of(Duration.ofMillis(keepaliveMillis), ttl,
+                            Optional.ofNullable(renew), Duration.ofSeconds(1), KEY);
+                    String what = "ttl " + ttlMillis + " ms, renew " + timings.renewInterval().toNanos() + " ns, keepalive "
+                            + keepaliveMillis + " ms";
+                    long renewNanos = timings.renewIntervalNanos();
+                    assertThat(2 * renewNanos + timings.lossMarginNanos()).as(what).isLessThanOrEqualTo(timings.ttlNanos());
+                    // LEASE: renewed every renewal interval, its lapse found by the expiry check
+                    long leaseMargin = timings.membershipMarginNanos(LockMode.LEASE);
+                    assertThat(timings.memberTtlNanos() - leaseMargin).as(what).isGreaterThanOrEqualTo(2 * renewNanos);
+                    assertThat(leaseMargin - timings.expiryCheckNanos()).as(what)
+                            .isGreaterThanOrEqualTo(timings.membershipClockMargin().toNanos() + timings.expiryCheckNanos());
+                    // NAMED: renewed every keepalive, its lapse checked twice per keepalive
+                    long keepalive = timings.keepaliveNanos();
+                    long namedMargin = timings.membershipMarginNanos(LockMode.NAMED);
+                    assertThat(timings.memberTtlNanos() - namedMargin).as(what).isGreaterThanOrEqualTo(2 * keepalive);
+                    assertThat(namedMargin).as(what).isGreaterThanOrEqualTo(2 * (keepalive / 2));
+                }
+            }
+        }
     }
 }
