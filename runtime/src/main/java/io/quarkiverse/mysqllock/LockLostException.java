@@ -30,7 +30,9 @@ public class LockLostException extends RuntimeException {
         /**
          * The {@code acquireAsync} subscription was cancelled after its handle was delivered: the lock was released,
          * since an operator racing the delivery with a cancellation (a time-out firing as the handle arrives) drops the
-         * handle, and this is how a subscriber that kept it learns it.
+         * handle, and this is how a subscriber that kept it learns it. Also a {@code @Locked} method's {@code Uni}
+         * cancelled once the method was called, or a Kotlin {@code suspend} call ended by its caller's cancellation:
+         * the cancellation ends the lock, and work that ignored it runs on without the lock.
          */
         CANCELLED
     }

@@ -18,6 +18,10 @@ import io.smallrye.mutiny.subscription.UniSubscription;
  * builds its {@code Uni} (once the method returned: the lock still covers it while it runs), or while that runs (its
  * {@code Uni} cancelled first, then the lock released).
  * <p>
+ * A hold that a cancellation ends once the method was called is ended by {@link Outcomes#cancelled}: for a
+ * {@code @Locked} method, its lock is reported lost ({@code CANCELLED}) to the listeners of its {@code LockHandle}
+ * before the release, since work that ignores the cancellation runs on without the lock.
+ * <p>
  * One state per subscription decides who releases, once: Mutiny's operators stop relaying a cancellation upstream once
  * an item went down, so a chain of them between the acquisition and the method lost the lock of a cancellation that
  * came in between (the lock stayed held for good).
@@ -61,6 +65,26 @@ public final class UniUnderLock extends AbstractUni<Object> {
 
         /** The failure of a method that succeeded while its lock was lost. */
         Throwable lost(LockLostException lost);
+
+        /**
+         * Ends the hold of a run cancelled after the method was called, once, its outcome going nowhere: by default
+         * released as {@link #release} does. A method that reached its lock (a {@code @Locked} method's
+         * {@code LockHandle} parameter) is told instead, before the release ({@link ControlledHandle#abandon}).
+         *
+         * @param startNanos when the subscription began
+         */
+        default void cancelled(ControlledHandle handle, long startNanos) {
+            release(handle, startNanos);
+        }
+
+        /**
+         * Whether the method's own failure is its caller's cancellation reaching it (a Kotlin {@code suspend} function
+         * that ended with {@code CancellationException}): its hold then ends as a cancelled one
+         * ({@link #cancelled}), and the caller hears the loss with the failure.
+         */
+        default boolean cancelledBy(Throwable failure) {
+            return false;
+        }
     }
 
     private final Supplier<Uni<ControlledHandle>> acquisition;
@@ -175,7 +199,8 @@ public final class UniUnderLock extends AbstractUni<Object> {
                 return;
             }
             if (state.get() != held) {
-                release(held); // cancelled while the method ran: released once it returned, its Uni never started
+                // cancelled while the method ran: ended once it returned, its Uni never started
+                releaseCancelled(held);
                 return;
             }
             result.subscribe().withSubscriber(new UniSubscriber<Object>() {
@@ -183,9 +208,9 @@ public final class UniUnderLock extends AbstractUni<Object> {
                 public void onSubscribe(UniSubscription subscription) {
                     held.method = subscription;
                     if (state.get() != held) {
-                        // cancelled as its Uni was subscribed: stopped, then its lock released
+                        // cancelled as its Uni was subscribed: stopped, then its lock ended
                         subscription.cancel();
-                        release(held);
+                        releaseCancelled(held);
                     }
                 }
 
@@ -204,12 +229,17 @@ public final class UniUnderLock extends AbstractUni<Object> {
         /** The method's outcome: the lock released, then the caller told. */
         private void finish(Held held, Object item, Throwable failure) {
             if (!state.compareAndSet(held, DONE)) {
-                release(held); // cancelled: nobody waits for the outcome, and the lock goes back (once) now
+                releaseCancelled(held); // cancelled: nobody waits for the outcome, and the lock ends (once) now
                 return;
             }
             LockLostException lost;
             try {
-                lost = release(held);
+                if (failure != null && outcomes.cancelledBy(failure)) {
+                    releaseCancelled(held);
+                    lost = held.handle.loss(); // CANCELLED, or a loss found before it
+                } else {
+                    lost = release(held);
+                }
             } catch (Throwable releaseFailure) {
                 // the caller must hear the outcome whatever the release did
                 if (failure != null) {
@@ -234,6 +264,13 @@ public final class UniUnderLock extends AbstractUni<Object> {
             return held.released.compareAndSet(false, true) ? outcomes.release(held.handle, startNanos) : null;
         }
 
+        /** Ends the hold of a cancelled run, once ({@link Outcomes#cancelled}). */
+        private void releaseCancelled(Held held) {
+            if (held.released.compareAndSet(false, true)) {
+                outcomes.cancelled(held.handle, startNanos);
+            }
+        }
+
         @Override
         public void cancel() {
             Object previous = state.getAndSet(CANCELLED);
@@ -245,9 +282,9 @@ public final class UniUnderLock extends AbstractUni<Object> {
             } else if (previous instanceof Held held) {
                 UniSubscription subscription = held.method;
                 if (subscription != null) {
-                    // the method's Uni stops first, then its lock goes back
+                    // the method's Uni stops first, then its lock ends: its holder told, then the lock released
                     subscription.cancel();
-                    release(held);
+                    releaseCancelled(held);
                 }
                 // else the method still runs, or its Uni is being subscribed: released once it returned
             }

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -207,6 +208,24 @@ public class LockedInterceptor {
                     @Override
                     public Throwable lost(LockLostException lost) {
                         return ControlledHandle.lostDuring(method.description, lost);
+                    }
+
+                    /**
+                     * Work that ignores the cancellation (a {@code CompletionStage} behind the {@code Uni}, a future a
+                     * suspend function stopped awaiting) runs on without the lock: the method's {@code onLost}
+                     * listeners hear it ({@code CANCELLED}) before the release, and the lock ends now, whatever its
+                     * {@code atLeastFor}.
+                     */
+                    @Override
+                    public void cancelled(ControlledHandle handle, long startNanos) {
+                        handle.abandon((method.kind.suspends() ? "the call of " : "the Uni of ") + method.description
+                                + " was cancelled; work of it that goes on runs without the lock");
+                    }
+
+                    /** A Kotlin body ends with {@code CancellationException} when its caller is cancelled. */
+                    @Override
+                    public boolean cancelledBy(Throwable failure) {
+                        return method.kind.suspends() && failure instanceof CancellationException;
                     }
                 });
     }
