@@ -27,7 +27,9 @@ public interface LockManager {
      * connection): ask for a wait with {@link #acquire(String, Duration)}, or block with {@link #asLock(String)}.
      *
      * @throws LockNotAcquiredException if the lock is still held by someone else when the wait ends, the server
-     *         reported a deadlock, or no database connection could be had
+     *         reported a deadlock, or no database connection could be had; with reason {@code INTERRUPTED} if the
+     *         calling thread is interrupted while it waits (the wait ends within about 100 ms, on either engine, and
+     *         the thread's interrupt status is kept)
      */
     LockHandle acquire(String name);
 
@@ -185,8 +187,8 @@ public interface LockManager {
      * The lock {@code name} as a {@link java.util.concurrent.locks.Lock}, for code written against that interface:
      * {@code lock()} waits as long as it takes (an interrupt does not end it, as the contract says),
      * {@code lockInterruptibly()} and {@code tryLock(time, unit)} end on an interrupt with
-     * {@link InterruptedException} (a NAMED wait inside the server's {@code GET_LOCK} ends at its end, at most a
-     * minute for {@code lockInterruptibly()}), {@code tryLock()} makes one attempt. Every view of one name shares the
+     * {@link InterruptedException}, within about 100 ms on either engine (a NAMED wait inside the server's
+     * {@code GET_LOCK} is ended on the server), {@code tryLock()} makes one attempt. Every view of one name shares the
      * calling thread's holds: a lock taken through one is given back through another. A thread that holds it may take it again
      * (each {@code lock()} needs its {@code unlock()}); {@code unlock()} on a thread that does not hold it throws
      * {@link IllegalMonitorStateException}, and one whose lock was lost meanwhile releases it and throws

@@ -3,7 +3,10 @@ package io.quarkiverse.mysqllock;
 import java.time.Duration;
 import java.util.Optional;
 
-/** The lock could not be acquired: it stayed busy for the whole wait, the server reported a deadlock, or no connection. */
+/**
+ * The lock could not be acquired: it stayed busy for the whole wait, the server reported a deadlock, no connection, or
+ * the calling thread was interrupted while it waited.
+ */
 public class LockNotAcquiredException extends RuntimeException {
 
     /** Why the acquisition failed. */
@@ -20,7 +23,13 @@ public class LockNotAcquiredException extends RuntimeException {
          * The lock database refused a write as read-only: the datasource reaches a replica, or a primary that a failover
          * demoted, even through new connections.
          */
-        READ_ONLY
+        READ_ONLY,
+        /**
+         * The calling thread was interrupted while it waited (or before it began to): the wait ended within about
+         * 100 ms of the interrupt, on either engine (NAMED ends its {@code GET_LOCK} on the server), and nothing is
+         * held. The thread's interrupt status is kept; the cause is an {@link InterruptedException}.
+         */
+        INTERRUPTED
     }
 
     private final String lockName;

@@ -19,7 +19,9 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
  * A distributed lock as a {@link Lock} ({@code LockManager.asLock}): each {@code lock()} of a thread holds a handle
  * until an {@code unlock()} on that thread, through this view or any other view of the same name of the same manager
  * (the holds are the thread's, not the view's). Waits without a time limit are made of bounded waits one after the
- * other, so that each stays within what the engines and the driver's socket time-outs allow.
+ * other, so that each stays within what the engines and the driver's socket time-outs allow. An interrupt ends the
+ * engine's wait within about 100 ms ({@code INTERRUPTED}): {@code lockInterruptibly()} and {@code tryLock(time, unit)}
+ * then throw {@link InterruptedException}; {@code lock()} waits again, and keeps the interrupt for its caller.
  */
 final class LockView implements Lock {
 
@@ -99,7 +101,9 @@ final class LockView implements Lock {
         try {
             handle = locks.acquireForMethod(name, LockOptions.waitingUpTo(wait), WhenBusy.NOTHING, null);
         } catch (LockNotAcquiredException e) {
-            if (Thread.interrupted() || e.getCause() instanceof InterruptedException) {
+            boolean interruptedNow = Thread.interrupted(); // an InterruptedException consumes the interrupt
+            if (interruptedNow || e.reason() == LockNotAcquiredException.Reason.INTERRUPTED
+                    || e.getCause() instanceof InterruptedException) {
                 InterruptedException interrupted = new InterruptedException("Interrupted while waiting for lock '" + name
                         + "'");
                 interrupted.initCause(e);

@@ -30,7 +30,8 @@ final class Waits {
         LockSupport.parkNanos(nanos);
         if (Thread.currentThread().isInterrupted()) {
             throw new LockNotAcquiredException(what, Duration.ofNanos(System.nanoTime() - startNanos),
-                    LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Interrupted while waiting for " + what, null);
+                    LockNotAcquiredException.Reason.INTERRUPTED, null, "Interrupted while waiting for " + what,
+                    new InterruptedException("Interrupted while waiting for " + what));
         }
     }
 

@@ -9,7 +9,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 
 /**
  * How an acquisition is refused for a reason of the lock itself rather than a failed statement, for both engines: busy,
- * a read-only server, a wait the server interrupted, a deadlock. Stateless; the messages name what the caller can do.
+ * a read-only server, a wait the caller's interrupt or the server ended, a deadlock. Stateless; the messages name what
+ * the caller can do.
  */
 public final class Refusals {
 
@@ -39,10 +40,30 @@ public final class Refusals {
                 null);
     }
 
+    /**
+     * A wait that ended interrupted: by the calling thread's interrupt ({@link #callerInterrupted}, reason
+     * {@code INTERRUPTED}) if the thread is interrupted now, else by the server ({@code GET_LOCK} returned NULL after a
+     * {@code KILL QUERY} someone else sent).
+     */
     public static LockNotAcquiredException interrupted(String name, Duration waited) {
+        if (Thread.currentThread().isInterrupted()) {
+            return callerInterrupted(name, waited, null);
+        }
         return new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null, "Lock '" + name
                 + "' was not acquired: the server interrupted the wait (GET_LOCK returned NULL, as after KILL QUERY)",
                 null);
+    }
+
+    /**
+     * The calling thread was interrupted while it waited, or before: reason {@code INTERRUPTED}. The caller keeps the
+     * thread's interrupt status set.
+     *
+     * @param cause what the interrupt ended (an {@link InterruptedException} is made if null)
+     */
+    public static LockNotAcquiredException callerInterrupted(String name, Duration waited, Throwable cause) {
+        return new LockNotAcquiredException(name, waited, Reason.INTERRUPTED, null, "Lock '" + name
+                + "' was not acquired: the calling thread was interrupted while it waited (its interrupt status is kept)",
+                cause != null ? cause : new InterruptedException("Interrupted while waiting for lock '" + name + "'"));
     }
 
     public static LockNotAcquiredException deadlock(String name, Duration waited, String detectedBy, SQLException e) {

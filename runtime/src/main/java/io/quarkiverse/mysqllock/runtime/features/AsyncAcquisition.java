@@ -23,9 +23,10 @@ import io.vertx.core.Vertx;
  * {@code Uni} whether the handle went on, so a subscriber that kept it is told instead.
  * <p>
  * A cancellation that comes while the lock is awaited interrupts the worker thread's wait, so that the acquisition
- * leaves its place in the instance's queue for the name: threads waiting in the JVM leave at once, and LEASE's polling
- * stops; a NAMED wait already under way on the server (one per name and instance) ends with its {@code GET_LOCK}, and
- * gives back what it was granted. One cancelled before its worker started never acquires.
+ * leaves its place in the instance's queue for the name: threads waiting in the JVM leave at once, LEASE's polling
+ * stops, and a NAMED wait already under way on the server (one per name and instance) is ended there within about
+ * 100 ms ({@code KILL QUERY} of its session); a grant that came first is given back. One cancelled before its worker
+ * started never acquires.
  */
 public final class AsyncAcquisition<H extends ControlledHandle> extends AbstractUni<H> {
 

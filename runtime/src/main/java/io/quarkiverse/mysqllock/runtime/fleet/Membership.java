@@ -13,6 +13,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Decision;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Outcome;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement.Proposal;
@@ -137,7 +138,7 @@ public final class Membership {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            renewed = false;
+            throw Refusals.callerInterrupted(lockName, Duration.ZERO, e);
         }
         if (!renewed) {
             throw notConfirmed(lockName);

@@ -61,6 +61,8 @@ public final class ConnectionSource implements AutoCloseable {
     private final KeptConnection housekeeping = new KeptConnection(this, "(housekeeping)");
     /** How long housekeeping waits for the kept connection before it borrows one: statements on it take milliseconds. */
     private static final long HOUSEKEEPING_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+    /** Ends a statement's wait on the server when its thread is interrupted ({@code KILL QUERY}, on housekeeping). */
+    private final WaitInterrupts waitInterrupts = new WaitInterrupts(this);
 
     /**
      * @param statementTimeout {@code quarkus.mysql-lock.statement-timeout}
@@ -429,8 +431,14 @@ public final class ConnectionSource implements AutoCloseable {
         return borrower;
     }
 
+    /** Ends statements' waits on the server when their threads are interrupted. */
+    public WaitInterrupts waitInterrupts() {
+        return waitInterrupts;
+    }
+
     @Override
     public void close() {
+        waitInterrupts.close();
         housekeeping.close();
         borrower.shutdownNow();
     }

@@ -74,8 +74,9 @@ final class PoolBorrowing {
                 if (!borrowed.completeExceptionally(e) && !borrowed.isCompletedExceptionally()) {
                     giveBack.accept(borrowed.join()); // it arrived meanwhile
                 }
-                throw new LockNotAcquiredException(lockName, Duration.ofNanos(budget), Reason.DATABASE_ERROR, null,
-                        "Interrupted while borrowing a connection for lock '" + lockName + "'", e);
+                throw new LockNotAcquiredException(lockName, Duration.ofNanos(System.nanoTime() - start),
+                        Reason.INTERRUPTED, null, "Interrupted while borrowing a connection for lock '" + lockName + "'",
+                        e);
             } catch (ExecutionException e) {
                 throw borrowFailed(lockName, budget, start, e.getCause());
             }

@@ -17,6 +17,8 @@ public final class SqlErrors {
     static final int ER_OPTION_PREVENTS_STATEMENT = 1290;
     /** MySQL's InnoDB read-only mode. */
     static final int ER_READ_ONLY_MODE = 1836;
+    /** "Query execution was interrupted" (SQLSTATE 70100): a {@code KILL QUERY} ended the statement, not its session. */
+    static final int ER_QUERY_INTERRUPTED = 1317;
 
     private SqlErrors() {
     }
@@ -42,6 +44,11 @@ public final class SqlErrors {
             }
         }
         return false;
+    }
+
+    /** A {@code KILL QUERY} ended the statement; the session lives on. */
+    public static boolean isQueryInterrupted(SQLException e) {
+        return e.getErrorCode() == ER_QUERY_INTERRUPTED;
     }
 
     public static boolean isDuplicateKey(SQLException e) {

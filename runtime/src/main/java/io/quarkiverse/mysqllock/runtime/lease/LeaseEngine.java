@@ -11,8 +11,6 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.LockNotAcquiredException;
-import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
@@ -25,6 +23,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.fleet.Membership;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.table.LeaseAdministration;
@@ -170,8 +169,7 @@ public final class LeaseEngine implements LockEngine, GrantingEngine<Lease> {
             return new HoldHandle<>(lease, this, me);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start), Reason.DATABASE_ERROR,
-                    null, "Interrupted while waiting for lock '" + name + "'", e);
+            throw Refusals.callerInterrupted(name, Duration.ofNanos(System.nanoTime() - start), e);
         } finally {
             if (lease == null) {
                 if (passed) {

@@ -12,7 +12,6 @@ import java.util.concurrent.TimeUnit;
 import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.GrantedLock;
@@ -169,9 +168,7 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
                     TimeUnit.NANOSECONDS.timedWait(slot, left);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new LockNotAcquiredException(request.name(), Duration.ofNanos(System.nanoTime() - start),
-                            LockNotAcquiredException.Reason.DATABASE_ERROR, null,
-                            "Interrupted while waiting for lock '" + request.name() + "'", e);
+                    throw Refusals.callerInterrupted(request.name(), Duration.ofNanos(System.nanoTime() - start), e);
                 }
             }
             lock = new MemLock(request.name(), request.serverName(), ++slot.fence, this);

@@ -158,6 +158,11 @@ final class OwnSessionAcquisition {
                 if (!membership.confirmed(System.nanoTime())) {
                     throw new Membership.Unconfirmed(); // a lapse ended the session under its wait
                 }
+                if (Thread.currentThread().isInterrupted()) {
+                    // An interrupt came with the failure (on a virtual thread, it closes the socket under the wait):
+                    // the caller asked to stop, so no other connection is tried.
+                    throw Refusals.callerInterrupted(name, waited, e);
+                }
                 // A pooled connection that died idle (server restart, wait_timeout) is replaced, not reported.
                 if (!fresh || !SqlErrors.isConnectionFailure(e) || attempt >= MAX_STALE_CONNECTIONS) {
                     throw new LockNotAcquiredException(name, waited, Reason.DATABASE_ERROR, null,

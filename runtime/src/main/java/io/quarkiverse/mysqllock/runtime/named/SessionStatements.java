@@ -15,13 +15,16 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
+import io.quarkiverse.mysqllock.runtime.jdbc.WaitInterrupts;
 
 /**
  * The NAMED engine's statements, stateless. The instance methods run on a pinned session, and their caller holds the
  * session's mutex; the static {@link #holderOf} and {@link #isUsedLocks} run on any connection (a pooled one for the
  * census and the fences, a pinned one under its mutex for the keepalive). Every statement on a pinned session is
  * answered within {@code statement-timeout}, beyond the wait it asks the server for: the session's network time-out is
- * that limit, and is raised for the length of a {@code GET_LOCK} wait only.
+ * that limit, and is raised for the length of a {@code GET_LOCK} wait only. A {@code GET_LOCK} that waits on the server
+ * ends within about 100 ms of an interrupt of its thread ({@link WaitInterrupts}: {@code KILL QUERY} of its session,
+ * which lives on with every lock it holds).
  */
 final class SessionStatements {
 
@@ -31,11 +34,18 @@ final class SessionStatements {
     private static final long POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
     /** How many names one {@link #isUsedLocks} statement asks about at most. */
     static final int NAMES_PER_CHECK = 200;
+    private static final String GET_LOCK = "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only, IS_USED_LOCK(?)";
+    /** How the server shows a {@link #GET_LOCK} statement ({@code information_schema.PROCESSLIST.INFO}). */
+    private static final String GET_LOCK_SHOWN_AS = "SELECT GET_LOCK(";
 
     enum Grant {
         GRANTED,
         BUSY,
-        /** The server interrupted the wait ({@code GET_LOCK} returned NULL, as after {@code KILL QUERY}). */
+        /**
+         * The wait was interrupted: by the calling thread's interrupt (then still set; the server's wait was ended, or
+         * none was begun), or by the server ({@code GET_LOCK} returned NULL after someone else's {@code KILL QUERY}).
+         * Nothing was granted.
+         */
         INTERRUPTED,
         /** The server is read-only: a replica, or a primary demoted by a failover. Nothing was granted. */
         READ_ONLY
@@ -50,7 +60,8 @@ final class SessionStatements {
     /**
      * Waits on the server until the deadline. MariaDB honours fractional timeouts; MySQL truncates them to whole
      * seconds, so there the whole seconds are waited on the server and the rest is polled. Never a negative timeout:
-     * MySQL would wait forever.
+     * MySQL would wait forever. An interrupt of the calling thread ends the wait, and the polling, with
+     * {@link Grant#INTERRUPTED} (the interrupt kept), unless the lock was granted first.
      */
     Grant getLock(PinnedSession session, String serverName, long deadline) throws SQLException {
         long remaining = Math.max(0, deadline - System.nanoTime());
@@ -63,7 +74,7 @@ final class SessionStatements {
                 TimeUnit.NANOSECONDS.sleep(Math.min(remaining, POLL_NANOS));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Grant.BUSY;
+                return Grant.INTERRUPTED;
             }
             grant = getLock(session, serverName, BigDecimal.ZERO, 0);
         }
@@ -85,6 +96,17 @@ final class SessionStatements {
     private Grant getLockOnce(PinnedSession session, String serverName, BigDecimal seconds, long waitNanos)
             throws SQLException {
         boolean waits = waitNanos > 0;
+        // A wait on the server is ended by its thread's interrupt. Only a session of one thread waits: a shared one, whose
+        // co-tenants' statements a kill could reach, never does.
+        boolean watched = seconds.signum() > 0 && !session.shared;
+        if (watched) {
+            if (Thread.currentThread().isInterrupted()) {
+                return Grant.INTERRUPTED; // interrupted already: no wait is begun
+            }
+            if (session.connectionId == 0) {
+                checkSameSession(session, connectionId(session.raw)); // a fresh session: the kill names it by its id
+            }
+        }
         if (waits) {
             Statements.bound(session.raw, TimeUnit.NANOSECONDS.toMillis(waitNanos) + connections.statementTimeoutMillis());
         }
@@ -92,8 +114,7 @@ final class SessionStatements {
             long sentAt = System.nanoTime();
             // one of the locks the session holds, to confirm them all (a reset session keeps its id, not its locks)
             String sample = session.held().isEmpty() ? serverName : session.held().keySet().iterator().next();
-            PreparedStatement statement = connections.statements().prepare(session.raw,
-                    "SELECT GET_LOCK(?, ?), CONNECTION_ID(), @@GLOBAL.read_only, IS_USED_LOCK(?)");
+            PreparedStatement statement = connections.statements().prepare(session.raw, GET_LOCK);
             statement.setString(1, serverName);
             statement.setBigDecimal(2, seconds);
             statement.setString(3, sample);
@@ -101,13 +122,34 @@ final class SessionStatements {
             boolean interrupted;
             boolean readOnly;
             long sampleHolder;
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                result = rs.getLong(1);
-                interrupted = rs.wasNull();
-                checkSameSession(session, rs.getLong(2));
-                readOnly = rs.getInt(3) != 0;
-                sampleHolder = rs.getLong(4);
+            WaitInterrupts.Watch watch = watched
+                    ? connections.waitInterrupts().watch(session.connectionId, GET_LOCK_SHOWN_AS)
+                    : null;
+            try {
+                try (ResultSet rs = statement.executeQuery()) {
+                    rs.next();
+                    result = rs.getLong(1);
+                    interrupted = rs.wasNull();
+                    checkSameSession(session, rs.getLong(2));
+                    readOnly = rs.getInt(3) != 0;
+                    sampleHolder = rs.getLong(4);
+                }
+            } catch (SQLException e) {
+                if (watch != null) {
+                    watch.close(); // no kill under way from here on, and killed() says whether one was sent
+                }
+                if (watch == null || !watch.killed() || !SqlErrors.isQueryInterrupted(e)) {
+                    throw e;
+                }
+                // The kill ended the statement with an error instead of GET_LOCK's NULL (MySQL may answer so): whether
+                // the name was granted first is unknown. This session never held it (a session that holds a name is
+                // never used to wait for it), so RELEASE_LOCK gives back that grant, if there was one, and nothing else.
+                release(session, serverName, false);
+                return Grant.INTERRUPTED;
+            } finally {
+                if (watch != null) {
+                    watch.close(); // every later statement on the session is safe from the kill
+                }
             }
             if (readOnly) {
                 if (!interrupted && result == 1) {
@@ -210,6 +252,16 @@ final class SessionStatements {
                 }
                 return result;
             }
+        } catch (RuntimeException e) {
+            throw inDoubt(e);
+        }
+    }
+
+    /** The server session id of a connection: {@code CONNECTION_ID()}. */
+    static long connectionId(Connection raw) throws SQLException {
+        try (Statement statement = raw.createStatement(); ResultSet rs = statement.executeQuery("SELECT CONNECTION_ID()")) {
+            rs.next();
+            return rs.getLong(1);
         } catch (RuntimeException e) {
             throw inDoubt(e);
         }

@@ -147,7 +147,7 @@ final class SharedSessions {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.DATABASE_ERROR, null,
+            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.INTERRUPTED, null,
                     "Interrupted while waiting for a shared lock connection for lock '" + name + "'", e);
         }
         PinnedSession last = lastShared.get();
