@@ -67,7 +67,8 @@ class WaitsTest {
         assertThatThrownBy(() -> Waits.pause("jobs", start, TimeUnit.SECONDS.toNanos(30)))
                 .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
                     assertThat(e.lockName()).isEqualTo("jobs");
-                    assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.DATABASE_ERROR);
+                    assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.INTERRUPTED);
+                    assertThat(e.getCause()).isInstanceOf(InterruptedException.class);
                     assertThat(e.waited()).isGreaterThanOrEqualTo(Duration.ofSeconds(2));
                     assertThat(e.holder()).isEmpty();
                 })
