@@ -184,26 +184,41 @@ public final class SelectingEngine implements LockEngine {
     private Proposal proposeNamed(Connection raw, ServerVersion server, Optional<String> versionProblem)
             throws SQLException {
         Topology topology = TopologyProbe.probe(raw, server.mariaDb());
-        if (topology.galera()) {
-            throw refusal("the server is a Galera cluster node, where GET_LOCK is not supported and named"
-                    + " locks are not shared between nodes");
-        }
-        if (topology.readOnly()) {
-            throw refusal("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
-                    + " Named locks taken there are invisible to the primary");
-        }
-        if (versionProblem.isPresent()) {
-            throw refusal(versionProblem.get());
+        Optional<String> refused = namedRefusal(topology, versionProblem);
+        if (refused.isPresent()) {
+            throw refusal(refused.get());
         }
         return new Proposal(LockMode.NAMED, "quarkus.mysql-lock.mode=named", true, Optional.empty());
+    }
+
+    /**
+     * Why {@code mode=named} cannot run on a server of this topology and version, if it cannot: decided from those
+     * values alone, so that it can be tested on what a server would report.
+     */
+    static Optional<String> namedRefusal(Topology topology, Optional<String> versionProblem) {
+        if (topology.galera()) {
+            return Optional.of("the server is a Galera cluster node, where GET_LOCK is not supported and named"
+                    + " locks are not shared between nodes");
+        }
+        if (topology.multiPrimary()) {
+            return Optional.of("the server is a member of a MySQL Group Replication group in multi-primary mode"
+                    + " (group_replication_single_primary_mode=OFF), where named locks are local to each member: every"
+                    + " member would grant the same name");
+        }
+        if (topology.readOnly()) {
+            return Optional.of("the server is read-only (@@read_only=1): a replica, or a primary being failed over."
+                    + " Named locks taken there are invisible to the primary");
+        }
+        return versionProblem;
     }
 
     /** AUTO: NAMED unless the topology (or the configuration) says the locks must be replicated. */
     private Proposal proposeAuto(Connection raw, ServerVersion server, Optional<String> versionProblem)
             throws SQLException {
         Optional<Topology> configured = TopologyProbe.fromConfiguration(replication, urlProblem);
-        // replication=false skips replication detection, never what makes named locks impossible: a Galera node
-        // (named locks are not shared between nodes) or a read-only server (invisible to the primary)
+        // replication=false skips replication detection, never what makes named locks impossible: a Galera node or a
+        // multi-primary group member (named locks are not shared between nodes) or a read-only server (invisible to
+        // the primary)
         Topology topology = configured.isEmpty() ? TopologyProbe.probe(raw, server.mariaDb())
                 : configured.get().replicated() ? configured.get()
                         : TopologyProbe.withoutReplicationDetection(configured.get(), raw);
@@ -213,14 +228,25 @@ public final class SelectingEngine implements LockEngine {
                     + " Set it to false to choose NAMED without replication detection", connections.dataSourceName(),
                     topology.unseen());
         }
+        return autoProposal(topology, urlProblem, versionProblem);
+    }
+
+    /**
+     * What AUTO proposes for this topology, datasource URL and server version: decided from those values alone, so that
+     * it can be tested on what a server would report.
+     */
+    static Proposal autoProposal(Topology topology, Optional<String> urlProblem, Optional<String> versionProblem) {
         Optional<String> namedImpossible = urlProblem
                 .or(() -> topology.galera() ? Optional.of("the server is a Galera cluster node") : Optional.empty())
+                .or(() -> topology.multiPrimary()
+                        ? Optional.of("the server is a member of a multi-primary Group Replication group")
+                        : Optional.empty())
                 .or(() -> topology.readOnly() ? Optional.of("the server is read-only") : Optional.empty())
                 .or(() -> versionProblem);
-        if (topology.galera() && !topology.replicated()) {
+        if (topology.namedLocksLocal() && !topology.replicated()) {
             return new Proposal(LockMode.LEASE, topology.reason(), false, namedImpossible);
         }
-        if (topology.replicated() || topology.galera()) {
+        if (topology.replicated() || topology.namedLocksLocal()) {
             return new Proposal(LockMode.LEASE, "replication is configured: " + topology.reason()
                     + " (named locks are not replicated)", false, namedImpossible);
         }
@@ -246,7 +272,8 @@ public final class SelectingEngine implements LockEngine {
             LockEngine engine = chosen;
             afterReadOnly = (topology.readOnly() ? "new connections still reach a read-only server"
                     : "new connections reach a writable server") + "; it reports: " + topology.reason();
-            if (engine != null && engine.mode() == LockMode.NAMED && (topology.replicated() || topology.galera())) {
+            if (engine != null && engine.mode() == LockMode.NAMED
+                    && (topology.replicated() || topology.namedLocksLocal())) {
                 LOG.warnf("The lock database of datasource '%s' failed over: %s. This fleet uses the NAMED engine, whose"
                         + " locks are not replicated: to move it to leases, stop every instance and start them with"
                         + " quarkus.mysql-lock.mode=lease", connections.dataSourceName(), afterReadOnly);
