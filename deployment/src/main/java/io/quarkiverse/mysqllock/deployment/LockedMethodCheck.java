@@ -16,6 +16,7 @@ import io.quarkiverse.mysqllock.DistributedSemaphore;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.LockNames;
 import io.quarkiverse.mysqllock.runtime.locked.LockedOptions;
 import io.quarkiverse.mysqllock.runtime.locked.ReturnKind;
 
@@ -127,6 +128,13 @@ final class LockedMethodCheck {
                     .parse(template.isEmpty() ? method.declaringClass().name() + "#" + method.name() : template);
         } catch (IllegalArgumentException e) {
             errors.add(description + ": lock name template \"" + template + "\" is invalid: " + e.getMessage());
+            return null;
+        }
+        if (!segments.isEmpty() && !segments.get(0).isPlaceholder()
+                && segments.get(0).literal().startsWith(LockNames.TICK_ROW_PREFIX)) {
+            errors.add(description + ": lock name template \"" + template + "\" begins with '"
+                    + LockNames.TICK_ROW_PREFIX + "', which is reserved: the lock table rows where scheduled @Locked"
+                    + " methods record their ticks are named so. Choose another name");
             return null;
         }
         List<LockNamePlaceholders.Placeholder> placeholders = new ArrayList<>();

@@ -12,6 +12,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
+import io.quarkiverse.mysqllock.runtime.features.TickClaims;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**
@@ -36,6 +37,12 @@ public final class LockNames {
     private static final int MAX_NAMESPACE = 32;
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9_.:-]{1," + MAX_NAMESPACE + "}");
 
+    /**
+     * The lock table rows where scheduled {@code @Locked} methods record their ticks are named {@code tick@<lock name>}
+     * ({@link TickClaims}): no lock may have a name that begins so, or it would share a job's row.
+     */
+    public static final String TICK_ROW_PREFIX = TickClaims.ROW_PREFIX;
+
     private final String prefix;
 
     private LockNames(String prefix) {
@@ -59,9 +66,12 @@ public final class LockNames {
     }
 
     /**
-     * Checks a lock name as an application passed it.
+     * Checks a lock name as an application passed it: every way of naming a lock (the API, {@code @Locked} names
+     * resolved at run time, semaphores, read-write locks, elections, {@code asLock}, the administration methods) comes
+     * through here.
      *
-     * @throws IllegalArgumentException if it is null or blank
+     * @throws IllegalArgumentException if it is null or blank, or begins with {@value #TICK_ROW_PREFIX}, which names
+     *         the rows of scheduled jobs' ticks
      */
     public static String requireValid(String name) {
         if (name == null) {
@@ -69,6 +79,13 @@ public final class LockNames {
         }
         if (name.isBlank()) {
             throw new IllegalArgumentException("Lock name must not be blank, got '" + name + "'");
+        }
+        if (name.startsWith(TICK_ROW_PREFIX)) {
+            throw new IllegalArgumentException("Lock name '" + name + "' is reserved: names beginning with '"
+                    + TICK_ROW_PREFIX + "' are the lock table rows where scheduled @Locked methods record their ticks"
+                    + " (row " + TICK_ROW_PREFIX + "<lock name>), and a lock of that name would share a job's row: its"
+                    + " late ticks could be skipped and the lock's holders told of losses that did not happen. Choose"
+                    + " another name");
         }
         return name;
     }
@@ -80,7 +97,19 @@ public final class LockNames {
 
     /** The name used on the server (and as the lock table's key) for an application's lock name. */
     public String serverName(String name) {
-        String full = prefix + requireValid(name);
+        return toServer(prefix + requireValid(name));
+    }
+
+    /**
+     * The lock table row of the ticks of the scheduled job whose lock is {@code name}: {@code tick@<name>}, named on
+     * the server as a lock of that name would be (so every version of the extension agrees on it), and a name no lock
+     * may take ({@link #requireValid}).
+     */
+    public String tickRow(String name) {
+        return toServer(prefix + TICK_ROW_PREFIX + requireValid(name));
+    }
+
+    private static String toServer(String full) {
         if (isSentAsIs(full)) {
             return full;
         }

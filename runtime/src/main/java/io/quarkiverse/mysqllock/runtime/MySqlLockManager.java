@@ -259,7 +259,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         LockRequest waiting = request.waitNanos() >= TickClaims.LATE_TRIGGER_GRACE.toNanos() ? request
                 : new LockRequest(request.lock(), TickClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
                         request.owner(), request.atMostForNanos());
-        return records.ticks().acquire(name, names.serverName(TickClaims.ROW_PREFIX + name), tick,
+        return records.ticks().acquire(name, names.tickRow(name), tick,
                 () -> engine.acquire(waiting));
     }
 

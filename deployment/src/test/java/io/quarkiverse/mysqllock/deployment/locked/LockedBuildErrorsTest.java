@@ -53,6 +53,7 @@ class LockedBuildErrorsTest {
             "BadKotlin#skippingValue() is a Kotlin suspend function that returns a value and has onBusy = SKIP",
             "Bad#configuredName(): lock name template \"job:${job.name}\" holds a config expression",
             "Bad#handleInName(): lock name template \"job:{lock}\" refers to the LockHandle parameter",
+            "Bad#tickRowName(): lock name template \"tick@nightly\" begins with 'tick@', which is reserved",
             "Bad#scheduledHandle() is @Scheduled and has a LockHandle parameter, which the scheduler cannot pass."
                     + " Remove it and call LockManager.currentLock() inside the method");
 
@@ -85,6 +86,11 @@ class LockedBuildErrorsTest {
     public static class Bad {
         @Locked("order:{orderId}")
         public void missingParameter(String id) {
+        }
+
+        /** The name of the row where the scheduled job whose lock is "nightly" records its ticks. */
+        @Locked("tick@nightly")
+        public void tickRowName() {
         }
 
         @Locked("{order.customer}")

@@ -23,7 +23,10 @@ public final class TickClaims {
      */
     public static final java.time.Duration LATE_TRIGGER_GRACE = java.time.Duration.ofSeconds(1);
 
-    /** The lock table row of a scheduled job's last tick is named after its lock, with this prefix. */
+    /**
+     * The lock table row of a scheduled job's last tick is named after its lock, with this prefix: no lock may have a
+     * name that begins with it ({@code LockNames.requireValid}).
+     */
     public static final String ROW_PREFIX = "tick@";
 
     private final TableRecords records;
