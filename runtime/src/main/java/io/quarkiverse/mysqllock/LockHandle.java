@@ -76,7 +76,10 @@ public interface LockHandle extends AutoCloseable {
      *         or on LEASE no longer than the part of a lease its holder gives up before its end (the loss margin: a
      *         tenth of the ttl, at most 250 ms)
      * @throws IllegalStateException if this handle was released
-     * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended
+     * @throws LockLostException if the lock is lost (ended, or taken over): it was not extended. On NAMED (and
+     *         in-memory) a hold whose {@code atMostFor} cap has come and whose end has begun is lost too (reason
+     *         {@code LEASE_EXPIRED}): the extension and that end are decided in one step, so a true answer means the
+     *         lock is held until the new end
      */
     default boolean extend(Duration atMostFor) {
         LockOptions.leaseLength("Lock '" + name() + "': the new length of its lease", atMostFor);
@@ -86,7 +89,11 @@ public interface LockHandle extends AutoCloseable {
         return true;
     }
 
-    /** False once the lock was released or lost. */
+    /**
+     * False once the lock was released or lost. A false answer is final, on an event-loop thread too (where this never
+     * runs a statement): the lock is lost, its {@link #onLost} listeners are told, and a NAMED lock is freed on the
+     * server (or being freed); it never turns true again.
+     */
     boolean isValid();
 
     /**

@@ -36,6 +36,11 @@ public abstract class GrantedLock {
     ScheduledFuture<?> cap;
     /** Counts the caps set, so that an end whose cap was replaced does not run; guarded by this. */
     int capGeneration;
+    /**
+     * The end at the cap has begun ({@link HoldCaps}): decided under this monitor, in one step with any extension, so
+     * that no extension succeeds once it is set; guarded by this.
+     */
+    boolean capEnding;
 
     protected GrantedLock(String name, String serverName, Instant since) {
         this.name = name;

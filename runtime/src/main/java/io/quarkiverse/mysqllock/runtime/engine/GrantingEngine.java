@@ -19,7 +19,9 @@ public interface GrantingEngine<L extends GrantedLock> {
      *
      * @return false if the database did not answer: the lock then counts as ending at the earlier of its former end and
      *         the new one
-     * @throws io.quarkiverse.mysqllock.LockLostException if the lock is found lost
+     * @throws io.quarkiverse.mysqllock.LockLostException if the lock is found lost, or (NAMED, in-memory) the end at its
+     *         cap has begun: decided in one step with that end ({@link HoldCaps#extend}), so that true means the lock
+     *         is held until its new end
      */
     default boolean extend(L lock, long atMostForNanos) {
         return true;

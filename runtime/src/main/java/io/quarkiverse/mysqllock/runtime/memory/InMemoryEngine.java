@@ -54,7 +54,7 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
         this.server = SERVERS.computeIfAbsent(dataSourceName, ignored -> new ConcurrentHashMap<>());
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
         this.caps = new HoldCaps<>("mysql-lock-in-memory-", Runnable::run, lock -> lose(lock,
-                LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock, "the end of its lease")));
+                LockLostException.Reason.LEASE_EXPIRED, capMessage(lock)));
     }
 
     /** A name's state, guarded by its own monitor. */
@@ -256,13 +256,18 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
 
     @Override
     public boolean extend(MemLock lock, long atMostForNanos) {
-        if (lock.lost != null) {
-            throw lock.lost;
+        if (caps.extend(lock, atMostForNanos)) {
+            return true;
         }
-        if (lock.capped()) {
-            caps.capAt(lock, atMostForNanos);
+        if (lock.lost == null && !lock.released) {
+            // its end at the cap has begun: told now, in that end's words; the end frees the name
+            notifier.lose(lock, LockLostException.Reason.LEASE_EXPIRED, capMessage(lock), null);
         }
-        return true;
+        throw HoldCaps.notExtended(lock);
+    }
+
+    private static String capMessage(MemLock lock) {
+        return HoldCaps.message(lock, "the end of its lease");
     }
 
     @Override

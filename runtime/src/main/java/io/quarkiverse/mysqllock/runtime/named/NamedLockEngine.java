@@ -148,13 +148,20 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
         holds.abandon(lock, message);
     }
 
-    /** Moves the lock's cap, if it has one: a lock without one lasts until it is released and needs nothing. */
+    /**
+     * Moves the lock's cap, if it has one, in one step with the end at that cap ({@link HoldCaps#extend}): a lock without
+     * one lasts until it is released and needs nothing. A lock whose end at its cap has begun is not extended: its holder
+     * is told now (if the end has not told it yet), and the end frees it.
+     */
     @Override
     public boolean extend(NamedLock lock, long atMostForNanos) {
-        if (lock.capped()) {
-            caps.capAt(lock, atMostForNanos);
+        if (caps.extend(lock, atMostForNanos)) {
+            return true;
         }
-        return true;
+        if (lock.lost == null && !lock.released) {
+            holds.loseAtCap(lock);
+        }
+        throw HoldCaps.notExtended(lock);
     }
 
     @Override

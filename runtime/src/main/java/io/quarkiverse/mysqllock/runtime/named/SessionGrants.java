@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.named;
 
 import java.sql.SQLException;
 import java.time.Instant;
+import java.util.concurrent.RejectedExecutionException;
 
 import org.jboss.logging.Logger;
 
@@ -86,17 +87,51 @@ final class SessionGrants {
      * A lock is valid while it is held and this instance's membership of its fleet is confirmed. A lock found unconfirmed
      * is lost the way a lapse loses it, which frees it on the server: the lapse is reported now (every session ended),
      * unless a renewal confirmed the membership meanwhile; a holder is never told of a loss of a lock still held for it.
+     * <p>
+     * The answer is final: false means lost, for good, and freed on the server. On an event loop, where no statement may
+     * run, a lock found unconfirmed is marked lost at once (nothing blocks in that), and a worker frees it on the server
+     * afterwards, even if a renewal confirms the membership meanwhile: whatever a holder is told it lost is freed.
      */
     boolean isValid(NamedLock lock) {
         if (lock.lost == null && !membership.confirmed(System.nanoTime())) {
             if (!BlockingOperationControl.isBlockingAllowed()) {
-                // ending sessions is no work for an event loop: done on a worker, invalid meanwhile
-                connections.executor().execute(() -> loseUnconfirmed(lock));
-                return false;
+                notifier.lose(lock, LockLostException.Reason.MEMBERSHIP_LOST,
+                        "Lock '" + lock.name + "' was lost: " + membership.lapseMessage(), null);
+                if (lock.lost != null) {
+                    freeLater(lock);
+                }
+                return lock.lost == null;
             }
             loseUnconfirmed(lock);
         }
         return lock.lost == null;
+    }
+
+    /** Frees on a worker thread a lock an event loop marked lost; at shutdown, closing the engine frees it. */
+    private void freeLater(NamedLock lock) {
+        try {
+            connections.executor().execute(() -> freeLost(lock));
+        } catch (RejectedExecutionException e) {
+            // shut down: the engine's close ends every session
+        }
+    }
+
+    /**
+     * Frees on the server a lock an event loop marked lost for an unconfirmed membership, while its session may live on
+     * (a renewal may have confirmed the membership since): a lapse due now is reported first, as on a worker thread
+     * (every session ended); then the lock is released on its session if that still holds it, once the session's mutex
+     * is free, as a lock ended at its cap is ({@link #endAtCap}). Its holds' later releases find it released.
+     */
+    private void freeLost(NamedLock lock) {
+        membership.checkLapse();
+        PinnedSession session = lock.session;
+        try (PinnedSession.Guard locked = session.lock()) {
+            if (lock.released || session.retired || session.held().get(lock.serverName) != lock) {
+                return; // released, or ended with its session: freed already
+            }
+            session.lastUsed = System.nanoTime();
+            releaseLocked(lock);
+        }
     }
 
     private void loseUnconfirmed(NamedLock lock) {
@@ -142,14 +177,11 @@ final class SessionGrants {
      * capped lease ends), without the session's mutex, which a {@code GET_LOCK} wait of the holder's thread may keep:
      * from then on the lock is invalid for them, before the server can grant it to anyone else. Then it is released on
      * the server, once the mutex is free; its holds' later releases find it released. Nothing happens to a lock
-     * released or lost meanwhile: whatever ended it freed it on the server.
+     * released or lost another way meanwhile: whatever ended it freed it on the server. A lock that an extension,
+     * refused because this end had begun, already marked lost at its cap is freed here all the same.
      */
     void endAtCap(NamedLock lock) {
-        if (lock.released || lock.lost != null) {
-            return;
-        }
-        notifier.lose(lock, LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock,
-                "its holder's process releases it (a NAMED lock has no lease; the cap ends it here)"), null);
+        loseAtCap(lock);
         LockLostException lost = lock.lost;
         if (lost == null || lost.reason() != LockLostException.Reason.LEASE_EXPIRED) {
             return; // released or lost another way meanwhile, and freed by it
@@ -162,6 +194,15 @@ final class SessionGrants {
             session.lastUsed = System.nanoTime();
             releaseLocked(lock);
         }
+    }
+
+    /**
+     * Tells the lock's holders that it reached its cap (once: by its end at the cap, or first by an extension that came
+     * once that end had begun); nothing for a lock released or lost another way.
+     */
+    void loseAtCap(NamedLock lock) {
+        notifier.lose(lock, LockLostException.Reason.LEASE_EXPIRED, HoldCaps.message(lock,
+                "its holder's process releases it (a NAMED lock has no lease; the cap ends it here)"), null);
     }
 
     void abandon(NamedLock lock, String message) {
