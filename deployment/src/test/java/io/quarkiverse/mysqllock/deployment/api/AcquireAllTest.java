@@ -60,7 +60,9 @@ class AcquireAllTest {
         CompletableFuture<Void> holder = Background.run(() -> {
             try (LockHandle busy = locks.acquire("all:y", Duration.ZERO)) {
                 held.countDown();
-                done.await(30, TimeUnit.SECONDS);
+                if (!done.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never let the holder go");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }

@@ -36,7 +36,9 @@ class AsyncAcquireTest {
         CompletableFuture<LockHandle> result = new CompletableFuture<>();
         long start = System.nanoTime();
         uni.subscribe().with(result::complete, result::completeExceptionally);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(100);
+        // a subscription that blocked would block until the holder's release, which comes after it: for its whole
+        // 10 s wait. A busy machine can stretch a subscription that does not block, but not to seconds.
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5000);
         assertThat(result).isNotDone();
 
         holder.release();
@@ -76,12 +78,13 @@ class AsyncAcquireTest {
                 .with(handle -> {
                     throw new AssertionError("a cancelled subscriber got the lock");
                 });
-        LockApp.await("the acquisition to wait on the server", Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() > 0);
+        LockApp.await("the acquisition to wait on the server", Duration.ofSeconds(30),
+                () -> ServerState.waitingInGetLock() > 0);
         subscription.cancel();
         long holderSession = ServerState.holder("async:cancel").orElseThrow();
         holder.release();
         // The waiting acquisition gets the lock, finds its subscriber gone and releases it.
-        LockApp.await("the abandoned grant to be released", Duration.ofSeconds(5),
+        LockApp.await("the abandoned grant to be released", Duration.ofSeconds(30),
                 () -> ServerState.holder("async:cancel").isEmpty());
         assertThat(holderSession).isPositive();
     }

@@ -55,9 +55,12 @@ class AsyncCancellationRaceTest {
                         .subscribe().with(handle -> outcome.completeExceptionally(
                                 new AssertionError("the handle arrived, the event loop was not busy long enough")),
                                 outcome::complete);
-                // The grant's delivery queues behind this; the time-out fires on the timer's thread meanwhile.
-                long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(700);
-                while (System.nanoTime() < until) {
+                // The grant's delivery queues behind this; the time-out fires on the timer's thread meanwhile. Busy
+                // for 700 ms, and on until the time-out has fired (a timer thread late on a busy machine could let a
+                // fixed time pass first), 10 s at most.
+                long start = System.nanoTime();
+                while ((System.nanoTime() - start < TimeUnit.MILLISECONDS.toNanos(700) || !outcome.isDone())
+                        && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(10)) {
                     Thread.onSpinWait();
                 }
             });
@@ -66,7 +69,7 @@ class AsyncCancellationRaceTest {
             } finally {
                 timer.shutdown();
             }
-            LockApp.await("the grant nobody received to be released", Duration.ofSeconds(5),
+            LockApp.await("the grant nobody received to be released", Duration.ofSeconds(30),
                     () -> ServerState.holder(name).isEmpty() && locks.held().isEmpty());
         }
     }
@@ -92,7 +95,7 @@ class AsyncCancellationRaceTest {
         assertThat(handle.isValid()).isTrue();
         // after onItem returned: the delivery and this run on the same event loop, one after the other
         context.runOnContext(ignored -> subscriber.subscription.cancel());
-        LockApp.await("the lock to be released and its holder told", Duration.ofSeconds(5),
+        LockApp.await("the lock to be released and its holder told", Duration.ofSeconds(30),
                 () -> lost.get() != null && ServerState.holder(name).isEmpty());
         assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.CANCELLED);
         assertThat(handle.isValid()).isFalse();
@@ -111,7 +114,7 @@ class AsyncCancellationRaceTest {
         locks.acquireAsync(name, Duration.ZERO).subscribe()
                 .withSubscriber(new Subscriber(handle -> delivered.complete(handle.name()), true));
         assertThat(delivered.get(10, TimeUnit.SECONDS)).isEqualTo(name);
-        LockApp.await("the dropped handle's lock to be released", Duration.ofSeconds(5),
+        LockApp.await("the dropped handle's lock to be released", Duration.ofSeconds(30),
                 () -> ServerState.holder(name).isEmpty() && locks.held().isEmpty());
     }
 

@@ -43,7 +43,7 @@ class LossReportingTest {
             TestDatabase.shared().kill(ServerState.holder("found:at-release").orElseThrow());
             handle.release();
 
-            LockApp.await("the loss found by the release to be reported", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the loss found by the release to be reported", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost).hasSize(1);
             assertThat(lost.get(0).reason()).isIn(LockLostException.Reason.CONNECTION_LOST,
                     LockLostException.Reason.NOT_HELD);
@@ -87,14 +87,16 @@ class LossReportingTest {
         }
     }
 
+    /** The lease's expiry is the subject: a short ttl of its own, which the taker's 10 s wait outlasts. */
     @Test
     void aLeaseHolderOnAStalledNetworkIsToldBeforeAnotherInstanceTakesOver() throws Exception {
         TestDatabase db = TestDatabase.shared();
+        Duration ttl = Duration.ofSeconds(2);
         try (TcpProxy proxy = TcpProxy.start("stalled-holder", db.port());
                 StandaloneLocks stalled = StandaloneLocks.Settings.of("stalled").on(db.via(proxy)).mode(Mode.LEASE)
-                        .table("stalled_lease_lock").start();
+                        .table("stalled_lease_lock").ttl(ttl).start();
                 StandaloneLocks other = StandaloneLocks.Settings.of("other").mode(Mode.LEASE).table("stalled_lease_lock")
-                        .start()) {
+                        .ttl(ttl).start()) {
             LockHandle handle = stalled.locks.acquire("stall:lease", Duration.ZERO);
             AtomicLong toldAt = new AtomicLong();
             handle.onLost(e -> toldAt.compareAndSet(0, System.nanoTime()));

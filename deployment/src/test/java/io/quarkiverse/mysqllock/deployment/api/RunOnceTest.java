@@ -65,7 +65,7 @@ class RunOnceTest {
             others.add(Background.supply(() -> locks.runOnce("once:busy", runs::incrementAndGet)));
         }
         // one of them waits on the server, the others in the JVM for their turn to
-        LockApp.await("the others to wait", java.time.Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() >= 1);
+        LockApp.await("the others to wait", java.time.Duration.ofSeconds(30), () -> ServerState.waitingInGetLock() >= 1);
         assertThat(others).noneMatch(CompletableFuture::isDone);
         finish.countDown();
         assertThat(first.get(10, TimeUnit.SECONDS)).isTrue();
@@ -75,9 +75,12 @@ class RunOnceTest {
         assertThat(runs.get()).isEqualTo(1);
     }
 
+    /** A hold of the test's own, ended when the test says: one it never ends fails loudly, never ends by itself. */
     private static void await(CountDownLatch latch) {
         try {
-            latch.await(30, TimeUnit.SECONDS);
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never let the run finish");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

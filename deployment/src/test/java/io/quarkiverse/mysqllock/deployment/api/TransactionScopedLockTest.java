@@ -49,42 +49,55 @@ class TransactionScopedLockTest {
                 .hasMessageContaining("needs an active JTA transaction").hasMessageContaining("@Transactional");
     }
 
+    /**
+     * The waiter gets the row at the holder's commit: within a second of it, in the best of three tries (each on a row
+     * of its own). A waiter that got it late (a wait that polls) is late every time; a busy machine rarely delays three
+     * hand-offs in a row.
+     */
     @Test
     void theLockLastsUntilCommit() throws Exception {
+        long handOffMillis = LockApp.bestOf3(1000, attempt -> handOffAtCommitMillis("txl:commit-" + attempt));
+        assertThat(handOffMillis).as("the best of three hand-offs, in ms").isLessThan(1000);
+    }
+
+    /** How long after the holder's commit the waiter got the row's lock, in ms; checked busy until then. */
+    private long handOffAtCommitMillis(String name) throws Exception {
         CountDownLatch held = new CountDownLatch(1);
         CountDownLatch finish = new CountDownLatch(1);
-        CompletableFuture<Void> holder = Background.run(() -> work.underLock("txl:commit", Duration.ZERO, () -> {
+        CompletableFuture<Void> holder = Background.run(() -> work.underLock(name, Duration.ZERO, () -> {
             held.countDown();
             await(finish);
         }));
-        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        try {
+            assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
 
-        LockNotAcquiredException busy = Background.supply(() -> {
-            try {
-                work.underLock("txl:commit", Duration.ZERO, () -> {
+            LockNotAcquiredException busy = Background.supply(() -> {
+                try {
+                    work.underLock(name, Duration.ZERO, () -> {
+                    });
+                    throw new AssertionError("locked a row another transaction holds");
+                } catch (LockNotAcquiredException e) {
+                    return e;
+                }
+            }).get(30, TimeUnit.SECONDS);
+            assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
+
+            CompletableFuture<Long> waiter = Background.supply(() -> {
+                work.underLock(name, Duration.ofSeconds(10), () -> {
                 });
-                throw new AssertionError("locked a row another transaction holds");
-            } catch (LockNotAcquiredException e) {
-                return e;
-            }
-        }).get(10, TimeUnit.SECONDS);
-        assertThat(busy.reason()).isEqualTo(LockNotAcquiredException.Reason.BUSY);
-
-        long start = System.nanoTime();
-        CompletableFuture<Long> waiter = Background.supply(() -> {
-            work.underLock("txl:commit", Duration.ofSeconds(10), () -> {
+                return System.nanoTime();
             });
-            return System.nanoTime();
-        });
-        LockApp.await("the waiter to block on the row", Duration.ofSeconds(5), () -> ServerState.queryLong(
-                "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT fence FROM mysql_lock%FOR UPDATE%'") > 0);
-        long releasedAt = System.nanoTime();
-        finish.countDown();
-        holder.get(10, TimeUnit.SECONDS);
-        long acquiredAt = waiter.get(10, TimeUnit.SECONDS);
-        assertThat(acquiredAt).isGreaterThan(releasedAt);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(acquiredAt - releasedAt)).isLessThan(1000);
-        assertThat(start).isPositive();
+            LockApp.await("the waiter to block on the row", Duration.ofSeconds(30), () -> ServerState.queryLong(
+                    "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT fence FROM mysql_lock%FOR UPDATE%'") > 0);
+            long releasedAt = System.nanoTime();
+            finish.countDown();
+            holder.get(30, TimeUnit.SECONDS);
+            long acquiredAt = waiter.get(30, TimeUnit.SECONDS);
+            assertThat(acquiredAt).isGreaterThan(releasedAt);
+            return TimeUnit.NANOSECONDS.toMillis(acquiredAt - releasedAt);
+        } finally {
+            finish.countDown();
+        }
     }
 
     @Test
@@ -185,9 +198,12 @@ class TransactionScopedLockTest {
         assertThat(ServerState.queryLong("SELECT COUNT(*) FROM txl_side")).isEqualTo(1);
     }
 
+    /** A hold of the test's own, ended when the test says: one it never ends fails loudly, never ends by itself. */
     private static void await(CountDownLatch latch) {
         try {
-            latch.await(30, TimeUnit.SECONDS);
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never let the transaction end");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -51,7 +51,8 @@ class PoolExhaustionTest {
         long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertThat(failure.reason()).isEqualTo(LockNotAcquiredException.Reason.POOL_EXHAUSTED);
         assertThat(failure.getMessage()).contains("quarkus.datasource.jdbc.max-size").contains("max-size 3");
-        assertThat(elapsedMillis).isBetween(250L, 1500L);
+        // its 300 ms connection-wait, not the pool's acquisition-timeout (5 s): the bound leaves a busy machine the rest
+        assertThat(elapsedMillis).isBetween(250L, 4500L);
 
         // A wait longer than the pool stays exhausted still ends in time: the pool's acquisition-timeout (5 s) is
         // not what decides.
@@ -65,7 +66,7 @@ class PoolExhaustionTest {
             }
         }).get(10, TimeUnit.SECONDS);
         assertThat(longer.reason()).isEqualTo(LockNotAcquiredException.Reason.POOL_EXHAUSTED);
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(650L, 2000L);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(650L, 4500L);
 
         // Within a longer wait, a connection that comes free is used.
         CompletableFuture<LockHandle> waiting = Background.supply(() -> locks.acquire("pool:3", Duration.ofSeconds(5)));

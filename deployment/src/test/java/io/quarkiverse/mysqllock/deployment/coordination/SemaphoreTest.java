@@ -182,12 +182,13 @@ class SemaphoreTest {
         LockHandle one = semaphore.acquire(Duration.ZERO);
         LockHandle two = semaphore.acquire(Duration.ZERO);
         CompletableFuture<LockHandle> waiter = Background.supply(() -> semaphore.acquire(Duration.ofSeconds(20)));
-        LockApp.await("the waiter to wait", Duration.ofSeconds(5), () -> !waiter.isDone());
+        LockApp.await("the waiter to wait", Duration.ofSeconds(30), () -> !waiter.isDone());
         long releasedAt = System.nanoTime();
         one.release();
         LockHandle granted = waiter.get(20, TimeUnit.SECONDS);
         long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - releasedAt);
-        assertThat(millis).as("hand-off within the longest pause between rounds").isLessThan(2000);
+        // within the waiter's pauses between rounds (500 ms at most) and what a busy machine adds: never its 20 s wait
+        assertThat(millis).as("hand-off within the longest pause between rounds").isLessThan(5000);
         granted.release();
         two.release();
     }
@@ -201,9 +202,9 @@ class SemaphoreTest {
             permit.onLost(lost::add);
             assertThat(locks.semaphore("sem:kill", 1).tryAcquire(Duration.ZERO)).isEmpty();
             TestDatabase.shared().kill(ServerState.holder(permit.name()).orElseThrow());
-            Optional<LockHandle> back = locks.semaphore("sem:kill", 1).tryAcquire(Duration.ofSeconds(5));
+            Optional<LockHandle> back = locks.semaphore("sem:kill", 1).tryAcquire(Duration.ofSeconds(30));
             assertThat(back).isPresent();
-            LockApp.await("the holder to be told", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the holder to be told", Duration.ofSeconds(30), () -> !lost.isEmpty());
             back.get().release();
         }
     }
@@ -216,8 +217,8 @@ class SemaphoreTest {
             List<LockLostException> lost = new java.util.concurrent.CopyOnWriteArrayList<>();
             permit.onLost(lost::add);
             assertThat(b.locks.forceRelease(permit.name())).isTrue();
-            LockHandle back = b.locks.semaphore("sem:expire", 1).acquire(Duration.ofSeconds(5));
-            LockApp.await("the holder to be told", Duration.ofSeconds(10), () -> !lost.isEmpty());
+            LockHandle back = b.locks.semaphore("sem:expire", 1).acquire(Duration.ofSeconds(30));
+            LockApp.await("the holder to be told", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.NOT_HELD);
             back.release();
         }

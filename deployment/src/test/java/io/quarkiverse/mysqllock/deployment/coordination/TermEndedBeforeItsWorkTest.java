@@ -136,7 +136,9 @@ class TermEndedBeforeItsWorkTest {
                 (proxy, method, args) -> {
                     if (method.getName().equals("onLost")) {
                         registering.countDown();
-                        proceed.await(20, TimeUnit.SECONDS);
+                        // held until the test says so (its finally lets it proceed whatever happened), never by a
+                        // clock: a campaign let go early would end the race before the step-down
+                        proceed.await();
                         invoke(method, handle, args);
                         return proxy;
                     }

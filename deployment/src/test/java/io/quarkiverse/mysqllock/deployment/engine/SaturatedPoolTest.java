@@ -23,17 +23,25 @@ import io.quarkus.runtime.BlockingOperationControl;
 import io.quarkus.runtime.IOThreadDetector;
 
 /**
- * The application keeps every other connection of the pool busy for several lifetimes of a membership: a held lock
+ * The application keeps every other connection of the pool busy for longer than a membership lives: a held lock
  * survives on both engines, and is still held on the server and valid afterwards. The engines' housekeeping (the
  * fleet's membership, lease renewals) runs on a connection kept for it. Before, the membership was renewed on a
  * borrowed connection: it lapsed, and every NAMED lock was reported lost and freed while its holder still ran.
  */
 class SaturatedPoolTest {
 
-    static final Duration KEEPALIVE = Duration.ofMillis(300);
-    static final Duration TTL = Duration.ofSeconds(1);
-    /** Several times the membership's life (the longer of the ttl and three keepalive intervals). */
-    static final long SATURATED_MILLIS = 4_000;
+    /**
+     * Long enough that the housekeeping survives a busy machine (with 300 ms and 1 s, a membership or a lease was lost
+     * after a renewal about half a second late), short enough that the membership's life (the longer of the ttl and
+     * three keepalive intervals, plus 200 ms: 4.2 s) fits in the saturation below.
+     */
+    static final Duration KEEPALIVE = Duration.ofSeconds(1);
+    static final Duration TTL = Duration.ofSeconds(4);
+    /**
+     * Longer than the membership's life by half: a membership renewed on a borrowed connection, the defect, is never
+     * renewed while the pool is saturated, and lapses within it.
+     */
+    static final long SATURATED_MILLIS = 6_500;
 
     @BeforeAll
     static void outsideAnyEventLoop() {

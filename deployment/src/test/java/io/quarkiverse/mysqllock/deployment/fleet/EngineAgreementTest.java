@@ -135,7 +135,7 @@ class EngineAgreementTest {
             proxy.stall();
             StandaloneLocks moved = null;
             try {
-                LockApp.await("the lapse to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+                LockApp.await("the lapse to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
                 assertThat(lost.get().reason()).isIn(LockLostException.Reason.MEMBERSHIP_LOST,
                         LockLostException.Reason.CONNECTION_LOST);
                 assertThat(held.isValid()).isFalse();
@@ -176,17 +176,17 @@ class EngineAgreementTest {
                         .executeQuery("SELECT * FROM " + TABLE + " WHERE name LIKE '~live~%' AND owner LIKE '%/agree-blocked#%'"
                                 + " FOR UPDATE")
                         .close();
-                LockApp.await("the lapse to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+                LockApp.await("the lapse to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
                 assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
                 assertThat(released.isValid()).isFalse();
                 released.release();
-                LockApp.await("both locks to be free on the server", Duration.ofSeconds(5),
+                LockApp.await("both locks to be free on the server", Duration.ofSeconds(30),
                         () -> ServerState.holder("agree:kept").isEmpty() && ServerState.holder("agree:released").isEmpty());
                 transaction.rollback();
             }
             kept.release();
             // and the instance grants again once its membership is confirmed
-            try (LockHandle again = instance.locks.acquire("agree:kept", Duration.ofSeconds(5))) {
+            try (LockHandle again = instance.locks.acquire("agree:kept", Duration.ofSeconds(30))) {
                 assertThat(again.isValid()).isTrue();
             }
         }
@@ -208,12 +208,12 @@ class EngineAgreementTest {
             witness.onLost(lost::set);
             CompletableFuture<LockHandle> waiting = Background
                     .supply(() -> waiter.locks.acquire("agree:wait", Duration.ofSeconds(20)));
-            LockApp.await("the waiter to wait in GET_LOCK", Duration.ofSeconds(5),
+            LockApp.await("the waiter to wait in GET_LOCK", Duration.ofSeconds(30),
                     () -> ServerState.waitingInGetLock() == 1);
             try (java.sql.Connection transaction = TestDatabase.shared().connect()) {
                 transaction.setAutoCommit(false);
                 blockMembership(transaction, "agree-waiter");
-                LockApp.await("the lapse to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+                LockApp.await("the lapse to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
                 assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
                 blocking.release();
                 assertThatThrownBy(() -> waiting.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(
@@ -222,7 +222,7 @@ class EngineAgreementTest {
                 transaction.rollback();
             }
             witness.release();
-            try (LockHandle again = waiter.locks.acquire("agree:wait", Duration.ofSeconds(5))) {
+            try (LockHandle again = waiter.locks.acquire("agree:wait", Duration.ofSeconds(30))) {
                 assertThat(again.isValid()).isTrue();
             }
         }
@@ -243,7 +243,7 @@ class EngineAgreementTest {
             try (java.sql.Connection transaction = TestDatabase.shared().connect()) {
                 transaction.setAutoCommit(false);
                 blockMembership(transaction, "agree-lease-lapse");
-                LockApp.await("the lapse to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+                LockApp.await("the lapse to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
                 assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
                 assertThat(held.isValid()).isFalse();
                 assertThatThrownBy(() -> instance.locks.acquire("agree:lease-other", Duration.ZERO))
@@ -254,7 +254,7 @@ class EngineAgreementTest {
                         + " WHERE name = 'agree:lease' AND expires_at > UTC_TIMESTAMP(6)")).isNull();
                 transaction.rollback();
             }
-            try (LockHandle again = instance.locks.acquire("agree:lease", Duration.ofSeconds(5))) {
+            try (LockHandle again = instance.locks.acquire("agree:lease", Duration.ofSeconds(30))) {
                 assertThat(again.isValid()).isTrue();
             }
         }
@@ -266,15 +266,15 @@ class EngineAgreementTest {
         try (StandaloneLocks instance = instance("agree-relapse").mode(Mode.NAMED).keepalive(Duration.ofMillis(100))
                 .ttl(Duration.ofMillis(500)).start()) {
             for (int lapse = 1; lapse <= 3; lapse++) {
-                LockHandle held = instance.locks.acquire("agree:relapse", Duration.ofSeconds(5));
+                LockHandle held = instance.locks.acquire("agree:relapse", Duration.ofSeconds(30));
                 AtomicReference<LockLostException> lost = new AtomicReference<>();
                 held.onLost(lost::set);
                 try (java.sql.Connection transaction = TestDatabase.shared().connect()) {
                     transaction.setAutoCommit(false);
                     blockMembership(transaction, "agree-relapse");
-                    LockApp.await("lapse " + lapse + " to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+                    LockApp.await("lapse " + lapse + " to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
                     assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.MEMBERSHIP_LOST);
-                    LockApp.await("the lock of lapse " + lapse + " to be freed on the server", Duration.ofSeconds(5),
+                    LockApp.await("the lock of lapse " + lapse + " to be freed on the server", Duration.ofSeconds(30),
                             () -> ServerState.holder("agree:relapse").isEmpty());
                     transaction.rollback();
                 }

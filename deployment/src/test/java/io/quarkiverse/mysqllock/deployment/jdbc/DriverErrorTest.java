@@ -240,7 +240,7 @@ class DriverErrorTest {
             assertThat(FaultyDriver.FAILURES.get()).as("attempts: not retried on other connections").isEqualTo(1);
 
             // the session in doubt is gone, and with it the lock of its co-tenant, which is told
-            LockApp.await("the co-tenant to be told", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the co-tenant to be told", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.CONNECTION_LOST);
             awaitFreedOnTheServer("driver:tenant");
             assertThat(engine.pinnedConnections()).as(engine.describePinned().toString()).isZero();
@@ -260,7 +260,7 @@ class DriverErrorTest {
             assertThat(FaultyDriver.FAILURES.get()).isEqualTo(1);
             awaitFreedOnTheServer("driver:release");
             assertThat(engine.pinnedConnections()).as(engine.describePinned().toString()).isZero();
-            LockApp.await("the loss to be reported", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the loss to be reported", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost.get(0).getMessage()).contains("before it was released");
             assertThat(instance.locks.held()).isEmpty();
         }

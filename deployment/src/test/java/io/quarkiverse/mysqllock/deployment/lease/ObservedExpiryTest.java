@@ -41,8 +41,13 @@ class ObservedExpiryTest {
 
     static final String TABLE = "observed_lock";
     static final Duration TTL = Duration.ofSeconds(1);
-    /** The most a take-over may come after the last renewal: the ttl, its margin (a tenth), a poll, slack for load. */
-    static final Duration TAKE_OVER_BOUND = Duration.ofMillis(1000 + 100 + 250 + 2000);
+    /**
+     * The ttl of a holder whose lease must stay renewed for seconds while a taker watches: with 1 s, a renewal about half
+     * a second late on a busy machine lost it (and the taker took it, as if it had taken a live holder's lease).
+     */
+    static final Duration RENEWED_TTL = Duration.ofSeconds(3);
+    /** The most a take-over may come after the last renewal: the ttl, its margin, a poll, slack for a busy machine. */
+    static final Duration TAKE_OVER_BOUND = RENEWED_TTL.plusMillis(250 + 250 + 4000);
 
     @BeforeAll
     static void blockingAllowedAndTheTable() {
@@ -64,8 +69,8 @@ class ObservedExpiryTest {
 
     @Test
     void aServerClockAheadTakesNoLeaseItsHolderRenewsAndTheLeaseComesOnceTheHolderStops() throws Exception {
-        try (StandaloneLocks holder = lease("obs-holder").start();
-                StandaloneLocks ahead = lease("obs-ahead").on(clockShifted(600)).start()) {
+        try (StandaloneLocks holder = lease("obs-holder").ttl(RENEWED_TTL).start();
+                StandaloneLocks ahead = lease("obs-ahead").ttl(RENEWED_TTL).on(clockShifted(600)).start()) {
             LockHandle held = holder.locks.acquire("obs:renewed", Duration.ZERO);
             long fence = held.fencingToken();
             CompletableFuture<Long> toldAt = new CompletableFuture<>();
@@ -73,7 +78,7 @@ class ObservedExpiryTest {
             // the taker's clock sees the lease ended ten minutes ago, at every renewal
             assertThat(ServerState.queryLong("SELECT COUNT(*) FROM " + TABLE + " WHERE name = 'obs:renewed'"
                     + " AND expires_at < UTC_TIMESTAMP(6) + INTERVAL 590 SECOND")).isEqualTo(1);
-            long until = System.nanoTime() + TTL.multipliedBy(4).toNanos();
+            long until = System.nanoTime() + RENEWED_TTL.multipliedBy(2).toNanos();
             int tries = 0;
             while (System.nanoTime() - until < 0) {
                 Optional<LockHandle> taken = ahead.locks.tryAcquire("obs:renewed");
@@ -270,22 +275,41 @@ class ObservedExpiryTest {
         }
     }
 
+    /**
+     * The extension must come within the first cap (800 ms), which ends on the product's clock: one refused after it
+     * may have ended proves nothing, and is made again on a lease of its own.
+     */
     @Test
     void anExtensionRecordsTheNewLengthAndWatchersWaitForIt() throws Exception {
         try (StandaloneLocks one = lease("obs-extend").start(); StandaloneLocks watcher = lease("obs-watch").start()) {
-            LockHandle capped = one.locks.acquire("obs:extended", LockOptions.waitingUpTo(Duration.ZERO)
-                    .holdingAtMost(Duration.ofMillis(800)));
-            assertThat(owner("obs:extended")).endsWith("/800000");
-            assertThat(capped.extend(Duration.ofSeconds(4))).isTrue();
-            assertThat(owner("obs:extended")).endsWith("/4000000");
-            long extendedAt = System.nanoTime();
-            // the holder dies now (it renews nothing anyway): a watcher must not take it before its 4 s are over
-            assertThat(watcher.locks.tryAcquire("obs:extended")).isEmpty();
-            LockHandle next = watcher.locks.acquire("obs:extended", Duration.ofSeconds(15));
-            assertThat(Duration.ofNanos(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
-            assertThat(capped.isValid()).isFalse();
-            next.release();
-            capped.release();
+            LockApp.conclusively("the extension within the first cap", attempt -> {
+                String name = "obs:extended-" + attempt;
+                long start = System.nanoTime();
+                LockHandle capped = one.locks.acquire(name, LockOptions.waitingUpTo(Duration.ZERO)
+                        .holdingAtMost(Duration.ofMillis(800)));
+                assertThat(owner(name)).endsWith("/800000");
+                boolean extended;
+                try {
+                    extended = capped.extend(Duration.ofSeconds(4));
+                } catch (LockLostException e) {
+                    extended = false;
+                }
+                if (!extended && LockApp.millisSince(start) >= 800) {
+                    capped.release();
+                    return false;
+                }
+                assertThat(extended).as("extended within its first cap").isTrue();
+                assertThat(owner(name)).endsWith("/4000000");
+                long extendedAt = System.nanoTime();
+                // the holder dies now (it renews nothing anyway): a watcher must not take it before its 4 s are over
+                assertThat(watcher.locks.tryAcquire(name)).isEmpty();
+                LockHandle next = watcher.locks.acquire(name, Duration.ofSeconds(30));
+                assertThat(Duration.ofNanos(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(Duration.ofSeconds(4));
+                assertThat(capped.isValid()).isFalse();
+                next.release();
+                capped.release();
+                return true;
+            });
         }
     }
 

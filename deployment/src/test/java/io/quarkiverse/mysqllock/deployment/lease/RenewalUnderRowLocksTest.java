@@ -32,10 +32,14 @@ class RenewalUnderRowLocksTest {
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app();
 
+    /**
+     * A 3 s ttl: the blocked lease is lost within seconds, and the others, renewed every second, survive a busy machine
+     * meanwhile (with 1 s, a renewal about half a second late lost one of them).
+     */
     @Test
     void oneLockedRowCostsOnlyItsOwnLease() throws Exception {
         try (StandaloneLocks instance = StandaloneLocks.Settings.of("row-locked").mode(Mode.LEASE).table(TABLE)
-                .ttl(Duration.ofSeconds(1)).start()) {
+                .ttl(Duration.ofSeconds(3)).start()) {
             LockHandle blocked = instance.locks.acquire("rowlock:blocked", Duration.ZERO);
             LockHandle[] others = new LockHandle[3];
             CopyOnWriteArrayList<LockLostException> othersLost = new CopyOnWriteArrayList<>();
@@ -47,9 +51,9 @@ class RenewalUnderRowLocksTest {
                 transaction.setAutoCommit(false);
                 statement.executeQuery("SELECT fence FROM " + TABLE + " WHERE name = 'rowlock:blocked' FOR UPDATE").close();
                 // the blocked lease cannot be renewed: it is lost once its ttl runs out, 3 renewal periods
-                LockApp.await("the blocked lease to be reported lost", Duration.ofSeconds(5), () -> !blocked.isValid());
+                LockApp.await("the blocked lease to be reported lost", Duration.ofSeconds(30), () -> !blocked.isValid());
                 long renewedBefore = expiresAtMicros("rowlock:other-0");
-                LockApp.await("the other leases to be renewed again", Duration.ofSeconds(3),
+                LockApp.await("the other leases to be renewed again", Duration.ofSeconds(30),
                         () -> expiresAtMicros("rowlock:other-0") > renewedBefore);
                 transaction.rollback();
             }

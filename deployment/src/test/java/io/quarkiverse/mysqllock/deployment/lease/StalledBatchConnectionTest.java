@@ -30,7 +30,11 @@ import io.quarkiverse.mysqllock.test.TestDatabase;
  */
 class StalledBatchConnectionTest {
 
-    static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(3);
+    /**
+     * Long enough for the queued take and release to go alone (each on a new connection through the proxy) within it on
+     * a busy machine; what proves they did not wait for the stalled batch is that it is still stuck when they are done.
+     */
+    static final Duration STATEMENT_TIMEOUT = Duration.ofSeconds(6);
 
     @RegisterExtension
     static final OwnServer server = new OwnServer();
@@ -64,7 +68,7 @@ class StalledBatchConnectionTest {
             try {
                 CompletableFuture<Optional<LockHandle>> first = Background
                         .supply(() -> instance.locks.tryAcquire("stall:first", Duration.ZERO));
-                Await.until("the first take stuck on the stalled connection", Duration.ofSeconds(10),
+                Await.until("the first take stuck on the stalled connection", Duration.ofSeconds(30),
                         () -> proxy.heldBack() > 0);
                 long queuedAt = System.nanoTime();
                 CompletableFuture<Optional<LockHandle>> queued = Background

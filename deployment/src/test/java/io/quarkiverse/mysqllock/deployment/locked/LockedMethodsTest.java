@@ -82,7 +82,7 @@ class LockedMethodsTest {
         // the same key waits (waitFor = 10s) until the first call returns
         CompletableFuture<String> second = Background.supply(() -> orders.process(new Order("1", null),
                 () -> "second"));
-        LockApp.await("the second call to wait on the server", Duration.ofSeconds(5),
+        LockApp.await("the second call to wait on the server", Duration.ofSeconds(30),
                 () -> ServerState.waitingInGetLock() > 0);
         assertThat(second).isNotDone();
         leave.countDown();
@@ -127,19 +127,19 @@ class LockedMethodsTest {
         Uni<String> uni = orders.async("u1", gate);
         assertThat(ServerState.holder("async:u1")).as("nothing before subscription").isEmpty();
         CompletableFuture<String> result = uni.subscribeAsCompletionStage();
-        LockApp.await("the lock to be taken", Duration.ofSeconds(5), () -> ServerState.holder("async:u1").isPresent());
+        LockApp.await("the lock to be taken", Duration.ofSeconds(30), () -> ServerState.holder("async:u1").isPresent());
         gate.complete("done");
         assertThat(result.get(10, TimeUnit.SECONDS)).isEqualTo("done");
-        LockApp.await("the lock to be released", Duration.ofSeconds(5), () -> ServerState.holder("async:u1").isEmpty());
+        LockApp.await("the lock to be released", Duration.ofSeconds(30), () -> ServerState.holder("async:u1").isEmpty());
     }
 
     @Test
     void cancellingAUniReleasesTheLock() {
         Cancellable subscription = orders.async("u2", new CompletableFuture<>()).subscribe().with(item -> {
         });
-        LockApp.await("the lock to be taken", Duration.ofSeconds(5), () -> ServerState.holder("async:u2").isPresent());
+        LockApp.await("the lock to be taken", Duration.ofSeconds(30), () -> ServerState.holder("async:u2").isPresent());
         subscription.cancel();
-        LockApp.await("the lock to be released", Duration.ofSeconds(5), () -> ServerState.holder("async:u2").isEmpty());
+        LockApp.await("the lock to be released", Duration.ofSeconds(30), () -> ServerState.holder("async:u2").isEmpty());
     }
 
     /**
@@ -165,24 +165,29 @@ class LockedMethodsTest {
     void aCompletionStageHoldsTheLockUntilItCompletes() throws Exception {
         CompletableFuture<String> gate = new CompletableFuture<>();
         CompletionStage<String> stage = orders.stage("s1", gate);
-        LockApp.await("the lock to be taken", Duration.ofSeconds(5), () -> ServerState.holder("stage:s1").isPresent());
+        LockApp.await("the lock to be taken", Duration.ofSeconds(30), () -> ServerState.holder("stage:s1").isPresent());
         assertThat(stage.toCompletableFuture()).isNotDone();
         gate.complete("done");
         assertThat(stage.toCompletableFuture().get(10, TimeUnit.SECONDS)).isEqualTo("done");
-        LockApp.await("the lock to be released", Duration.ofSeconds(5), () -> ServerState.holder("stage:s1").isEmpty());
+        LockApp.await("the lock to be released", Duration.ofSeconds(30), () -> ServerState.holder("stage:s1").isEmpty());
     }
 
+    /**
+     * {@code atLeastFor = "5s"}: long enough that the checks after the return (a connection and a thread of their own)
+     * land inside the keep on a busy machine (600 ms did not), and that a caller held for the keep, the defect, shows
+     * as a return seconds late rather than one a busy machine could make.
+     */
     @Test
     void atLeastForKeepsTheLockAfterAQuickMethodWithoutHoldingTheCaller() throws Exception {
         long start = System.nanoTime();
         nightly.quick();
         long returnedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        assertThat(returnedAfter).isLessThan(400);
+        assertThat(returnedAfter).as("returned without waiting for atLeastFor").isLessThan(2500);
         assertThat(ServerState.holder("nightly:quick")).as("still held after the method returned").isPresent();
         assertThat(LockApp.otherThreadAcquires(locks, "nightly:quick")).isFalse();
-        LockApp.await("the release after atLeastFor", Duration.ofSeconds(5),
+        LockApp.await("the release after atLeastFor", Duration.ofSeconds(30),
                 () -> ServerState.holder("nightly:quick").isEmpty());
-        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(600);
+        assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(5000);
     }
 
     @Test
@@ -191,9 +196,12 @@ class LockedMethodsTest {
         assertThat(nightly.report(() -> ServerState.holder(serverName).isPresent())).isTrue();
     }
 
+    /** A hold of the test's own, ended when the test says: one it never ends fails loudly, never ends by itself. */
     private static void await(CountDownLatch latch) {
         try {
-            latch.await(30, TimeUnit.SECONDS);
+            if (!latch.await(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("the test never let the holder go");
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
@@ -282,7 +290,9 @@ class LockedMethodsTest {
         public Uni<String> slowlyBuilt(String id, CountDownLatch entered, CountDownLatch proceed) {
             entered.countDown();
             try {
-                proceed.await(10, TimeUnit.SECONDS);
+                if (!proceed.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("the test never let the method return");
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -302,7 +312,7 @@ class LockedMethodsTest {
             return check.getAsBoolean();
         }
 
-        @Locked(value = "nightly:quick", atLeastFor = "600ms")
+        @Locked(value = "nightly:quick", atLeastFor = "5s")
         public void quick() {
         }
     }

@@ -40,7 +40,7 @@ class LockedModesTest {
         /** Waits at the barrier inside the read lock: both callers must be inside at once. */
         @Locked(value = "catalog:{id}", mode = Locked.Mode.READ, waitFor = "10s")
         public void read(String id, CyclicBarrier together) throws Exception {
-            together.await(10, TimeUnit.SECONDS);
+            together.await(30, TimeUnit.SECONDS);
         }
 
         @Locked(value = "catalog:{id}", mode = Locked.Mode.READ)
@@ -51,13 +51,20 @@ class LockedModesTest {
         @Locked(value = "catalog:{id}", mode = Locked.Mode.WRITE, waitFor = "10s")
         public void write(String id, CountDownLatch inside, CountDownLatch leave) throws InterruptedException {
             inside.countDown();
-            leave.await(10, TimeUnit.SECONDS);
+            leaveWhenTold(leave);
         }
 
         @Locked(value = "exports", mode = Locked.Mode.PERMIT, permits = 2, waitFor = "10s")
         public void export(CyclicBarrier together, CountDownLatch leave) throws Exception {
-            together.await(10, TimeUnit.SECONDS);
-            leave.await(10, TimeUnit.SECONDS);
+            together.await(30, TimeUnit.SECONDS);
+            leaveWhenTold(leave);
+        }
+
+        /** A hold of the test's own, ended when the test says: one it never ends fails loudly, never ends by itself. */
+        private static void leaveWhenTold(CountDownLatch leave) throws InterruptedException {
+            if (!leave.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the test never let the holder leave");
+            }
         }
 
         @Locked(value = "exports", mode = Locked.Mode.PERMIT, permits = 2)
@@ -101,7 +108,7 @@ class LockedModesTest {
         CountDownLatch leave = new CountDownLatch(1);
         CompletableFuture<Void> first = Background.run(() -> unchecked(() -> catalog.export(together, leave)));
         CompletableFuture<Void> second = Background.run(() -> unchecked(() -> catalog.export(together, leave)));
-        together.await(10, TimeUnit.SECONDS);
+        together.await(30, TimeUnit.SECONDS);
         // both permits held: a third holder is refused, or skipped
         assertThatThrownBy(catalog::exportNow).isInstanceOf(LockNotAcquiredException.class);
         assertThat(catalog.exportOrSkip()).isEmpty();

@@ -83,7 +83,7 @@ class FailingMetricsTest {
             handle.onLost(lost::add);
             TestDatabase.shared().kill(ServerState.holder("metrics:named").orElseThrow());
             // the keepalive finds it, not a release
-            LockApp.await("the keepalive to report the loss", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the keepalive to report the loss", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost).hasSize(1);
             assertThat(handle.isValid()).isFalse();
             handle.release();
@@ -91,21 +91,26 @@ class FailingMetricsTest {
         }
     }
 
+    /**
+     * A 3 s ttl: renewals within seconds, and a busy machine costs no lease (with 1 s, a renewal about half a second
+     * late lost it). A renewal thread the failing metrics killed loses the lease after one ttl, whatever its length.
+     */
     @Test
     void leasesAreRenewedAndTheirLossReported() throws Exception {
         ThrowingMetrics metrics = new ThrowingMetrics();
+        Duration ttl = Duration.ofSeconds(3);
         try (StandaloneLocks instance = StandaloneLocks.Settings.of("failing-metrics-lease").mode(Mode.LEASE)
-                .table("failing_metrics_lock").ttl(Duration.ofSeconds(1))
+                .table("failing_metrics_lock").ttl(ttl)
                 .metrics(metrics).start();
                 StandaloneLocks other = StandaloneLocks.Settings.of("failing-metrics-other").mode(Mode.LEASE)
-                        .table("failing_metrics_lock").ttl(Duration.ofSeconds(1))
+                        .table("failing_metrics_lock").ttl(ttl)
                         .start()) {
             assertThat(instance.locks.mode()).isEqualTo(LockMode.LEASE);
             LockHandle handle = instance.locks.acquire("metrics:lease", Duration.ZERO);
             CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
             handle.onLost(lost::add);
-            // three ttls: only renewals keep it
-            long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+            // two ttls: only renewals keep it
+            long until = System.nanoTime() + ttl.multipliedBy(2).toNanos();
             while (System.nanoTime() - until < 0) {
                 assertThat(handle.isValid()).as("the lease, renewed while the metrics fail").isTrue();
                 assertThat(other.locks.tryAcquire("metrics:lease")).isEmpty();
@@ -114,7 +119,7 @@ class FailingMetricsTest {
             assertThat(lost).isEmpty();
 
             assertThat(other.locks.forceRelease("metrics:lease")).isTrue();
-            LockApp.await("the renewal to report the lease lost", Duration.ofSeconds(5), () -> !lost.isEmpty());
+            LockApp.await("the renewal to report the lease lost", Duration.ofSeconds(30), () -> !lost.isEmpty());
             assertThat(lost).hasSize(1);
             handle.release();
             assertThat(instance.locks.held()).isEmpty();

@@ -74,7 +74,7 @@ class LockEventsTest {
         assertThat(both).extracting(LockEvent::kind).containsExactly(LockEvent.Kind.ACQUIRED, LockEvent.Kind.RELEASED);
         assertThat(both.get(1).held()).isPositive();
         assertThat(both.get(1).loss()).isNull();
-        LockApp.await("the asynchronous observer", Duration.ofSeconds(5), () -> observer.seenAsync.stream()
+        LockApp.await("the asynchronous observer", Duration.ofSeconds(30), () -> observer.seenAsync.stream()
                 .filter(event -> event.name().equals("events:one")).count() == 2);
     }
 
@@ -95,7 +95,7 @@ class LockEventsTest {
             LockHandle handle = a.locks.acquire("events:lost", Duration.ZERO);
             long fence = handle.fencingToken();
             assertThat(b.locks.forceRelease("events:lost")).isTrue();
-            LockApp.await("the loss event", Duration.ofSeconds(10), () -> observer.of("events:lost").size() == 2);
+            LockApp.await("the loss event", Duration.ofSeconds(30), () -> observer.of("events:lost").size() == 2);
             List<LockEvent> events = observer.of("events:lost");
             assertThat(events).extracting(LockEvent::kind).containsExactly(LockEvent.Kind.ACQUIRED, LockEvent.Kind.LOST);
             assertThat(events).allMatch(event -> event.engine() == LockMode.LEASE && event.fencingToken() == fence);
@@ -113,7 +113,7 @@ class LockEventsTest {
             LockHandle handle = a.locks.acquire("events:lost-at-release", Duration.ZERO);
             assertThat(b.locks.forceRelease("events:lost-at-release")).isTrue();
             handle.release();
-            LockApp.await("the end event", Duration.ofSeconds(10),
+            LockApp.await("the end event", Duration.ofSeconds(30),
                     () -> observer.of("events:lost-at-release").size() == 2);
             List<LockEvent> events = observer.of("events:lost-at-release");
             assertThat(events).extracting(LockEvent::kind).containsExactly(LockEvent.Kind.ACQUIRED, LockEvent.Kind.LOST);

@@ -58,7 +58,7 @@ class DeadlockTest {
             try (LockHandle b = secondLocks.acquire("deadlock:b", Duration.ZERO)) {
                 bothHold.countDown();
                 await(bothHold);
-                LockApp.await("the first thread to wait for b", Duration.ofSeconds(5),
+                LockApp.await("the first thread to wait for b", Duration.ofSeconds(15),
                         () -> ServerState.waitingInGetLock() > 0);
                 try (LockHandle a = secondLocks.acquire("deadlock:a", Duration.ofSeconds(20))) {
                     return "acquired";

@@ -35,9 +35,21 @@ class KeepaliveLossTest {
     @Inject
     LockManager locks;
 
+    /**
+     * Reported within a keepalive period and 300 ms, in the best of three tries (each on a lock of its own): a loss
+     * found later than its period (the configured interval not applied, a check queued behind another) is late every
+     * time; a busy machine rarely delays the check and its listener three times in a row.
+     */
     @Test
     void aKilledSessionIsReportedLostWithinOneKeepalivePeriod() throws Exception {
-        LockHandle handle = locks.acquire("loss:kill", Duration.ZERO);
+        long bound = KEEPALIVE.toMillis() + 300;
+        long detectedMillis = LockApp.bestOf3(bound, attempt -> lossReportedAfterMillis("loss:kill-" + attempt));
+        assertThat(detectedMillis).as("the best of three, in ms").isLessThan(bound);
+    }
+
+    /** How long after the KILL of its session the loss of {@code name} was reported, in ms, checked as reported. */
+    private long lossReportedAfterMillis(String name) throws Exception {
+        LockHandle handle = locks.acquire(name, Duration.ZERO);
         CopyOnWriteArrayList<LockLostException> lost = new CopyOnWriteArrayList<>();
         AtomicInteger calls = new AtomicInteger();
         handle.onLost(e -> {
@@ -46,17 +58,16 @@ class KeepaliveLossTest {
         });
 
         long killedAt = System.nanoTime();
-        TestDatabase.shared().kill(ServerState.holder("loss:kill").orElseThrow());
-        LockApp.await("the loss to be reported", KEEPALIVE.multipliedBy(3), () -> !lost.isEmpty());
+        TestDatabase.shared().kill(ServerState.holder(name).orElseThrow());
+        LockApp.await("the loss to be reported", Duration.ofSeconds(30), () -> !lost.isEmpty());
         long detectedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killedAt);
-        assertThat(detectedMillis).isLessThanOrEqualTo(KEEPALIVE.toMillis() + 300);
 
         assertThat(handle.isValid()).isFalse();
-        assertThat(lost.get(0).lockName()).isEqualTo("loss:kill");
+        assertThat(lost.get(0).lockName()).isEqualTo(name);
         assertThat(lost.get(0).reason()).isEqualTo(LockLostException.Reason.CONNECTION_LOST);
         assertThatThrownBy(handle::fencingToken).isInstanceOf(LockLostException.class);
 
-        Optional<LockHandle> next = Background.supply(() -> locks.tryAcquire("loss:kill")).get();
+        Optional<LockHandle> next = Background.supply(() -> locks.tryAcquire(name)).get();
         assertThat(next).isPresent();
         next.get().release();
 
@@ -66,6 +77,7 @@ class KeepaliveLossTest {
         assertThat(late).hasSize(1);
         handle.release();
         assertThat(calls.get()).isEqualTo(1);
+        return detectedMillis;
     }
 
     @Test
@@ -73,7 +85,7 @@ class KeepaliveLossTest {
         assertThatThrownBy(() -> locks.withLock("loss:with", Duration.ZERO, () -> {
             TestDatabase.shared().kill(ServerState.holder("loss:with").orElseThrow());
             LockHandle probe = locks.acquire("loss:with", Duration.ZERO); // re-entrant: the same lost lock
-            LockApp.await("the loss to be detected", KEEPALIVE.multipliedBy(3), () -> !probe.isValid());
+            LockApp.await("the loss to be detected", Duration.ofSeconds(30), () -> !probe.isValid());
             probe.release();
             return "result that must not be trusted";
         })).isInstanceOf(LockLostException.class).hasMessageContaining("loss:with");

@@ -88,11 +88,11 @@ class NoLeakTest {
             assertThat(ServerState.holder("leak:" + i)).as("leak:" + i).isEmpty();
         }
         assertThat(manager.held()).isEmpty();
-        LockApp.await("the idle shared connections to go back to the pool", Duration.ofSeconds(5),
+        LockApp.await("the idle shared connections to go back to the pool", Duration.ofSeconds(30),
                 () -> ((NamedLockEngine) manager.engine()).pinnedConnections() == 0);
         // Only the connection kept for the engine's housekeeping (its membership of the fleet) stays lent. A session is
         // unpinned before its settings are restored and it is given back (a round trip): wait for the pool to see it.
-        LockApp.await("every connection but the housekeeping one to be back in the pool", Duration.ofSeconds(10),
+        LockApp.await("every connection but the housekeeping one to be back in the pool", Duration.ofSeconds(30),
                 () -> dataSource.getMetrics().activeCount() == 1);
         assertThat(dataSource.getMetrics().activeCount()).isOne();
     }

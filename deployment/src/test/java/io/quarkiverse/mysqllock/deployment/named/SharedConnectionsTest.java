@@ -100,7 +100,7 @@ class SharedConnectionsTest {
             CompletableFuture.allOf(holders.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
         }
         assertThat(holdersOnServer(List.of("shared:many:0:0", "shared:many:19:49"))).containsExactly(0L);
-        LockApp.await("the idle shared connection to go back to the pool", Duration.ofSeconds(5),
+        LockApp.await("the idle shared connection to go back to the pool", Duration.ofSeconds(30),
                 () -> engine().pinnedConnections() == 0);
     }
 
@@ -194,7 +194,7 @@ class SharedConnectionsTest {
         assertThat(ServerState.holder("shared:kill:b")).contains(session);
 
         TestDatabase.shared().kill(session);
-        LockApp.await("both losses to be reported", KEEPALIVE.multipliedBy(4), () -> lost.size() == 2);
+        LockApp.await("both losses to be reported", Duration.ofSeconds(30), () -> lost.size() == 2);
         assertThat(lost).extracting(LockLostException::lockName).containsExactlyInAnyOrder("shared:kill:a",
                 "shared:kill:b");
         assertThat(lost).extracting(LockLostException::reason).containsOnly(LockLostException.Reason.CONNECTION_LOST);

@@ -45,9 +45,9 @@ class ShutdownWhileBusyTest {
                 // ended by the shutdown
             }
         });
-        LockApp.await("the wait on the server", Duration.ofSeconds(5), () -> ServerState.waitingInGetLock() > 0);
+        LockApp.await("the wait on the server", Duration.ofSeconds(15), () -> ServerState.waitingInGetLock() > 0);
         instance.close();
-        LockApp.await("the held lock to be reported", Duration.ofSeconds(5), () -> lost.get() != null);
+        LockApp.await("the held lock to be reported", Duration.ofSeconds(30), () -> lost.get() != null);
         assertThat(lost.get().reason()).isEqualTo(LockLostException.Reason.SHUTDOWN);
         waiter.get();
         blocker.release();

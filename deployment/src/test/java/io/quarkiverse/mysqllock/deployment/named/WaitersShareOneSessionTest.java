@@ -60,7 +60,7 @@ class WaitersShareOneSessionTest {
             TimeUnit.MILLISECONDS.sleep(500);
             assertThat(ServerState.waitingInGetLock()).as("sessions waiting on the server").isOne();
             // the shared connections their first, immediate tries used go back a moment later: one is left
-            LockApp.await("the waiters to keep one connection, " + engine.describePinned(), Duration.ofSeconds(5),
+            LockApp.await("the waiters to keep one connection, " + engine.describePinned(), Duration.ofSeconds(30),
                     () -> engine.pinnedConnections() == 1);
             assertThat(ServerState.waitingInGetLock()).as("sessions waiting on the server").isOne();
             assertThat(granted.get()).isZero();

@@ -61,7 +61,7 @@ class ShedLockProviderTest {
 
     /** Waits until {@code provider} can take the name (then gives it back). */
     private static void awaitFree(MySqlLockProvider provider, String name, String what) {
-        LockApp.await(what, Duration.ofSeconds(10), () -> {
+        LockApp.await(what, Duration.ofSeconds(30), () -> {
             Optional<SimpleLock> taken = provider.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
             taken.ifPresent(SimpleLock::unlock);
             return taken.isPresent();
@@ -94,22 +94,35 @@ class ShedLockProviderTest {
     }
 
     @Test
-    void namedLockAtMostForEndsALockNeverUnlocked() {
+    void namedLockAtMostForEndsALockNeverUnlocked() throws Exception {
         lockAtMostForEndsALockNeverUnlocked(Mode.NAMED);
     }
 
     @Test
-    void leaseLockAtMostForEndsALockNeverUnlocked() {
+    void leaseLockAtMostForEndsALockNeverUnlocked() throws Exception {
         lockAtMostForEndsALockNeverUnlocked(Mode.LEASE);
     }
 
-    private void lockAtMostForEndsALockNeverUnlocked(Mode mode) {
+    /**
+     * The 1 s lockAtMostFor ends on the product's clock: a second lock granted after it may have ended proves nothing,
+     * and the check is made again on a name of its own.
+     */
+    private void lockAtMostForEndsALockNeverUnlocked(Mode mode) throws Exception {
         try (Pair pair = Pair.of(mode, "shed-most-" + mode)) {
-            long start = System.nanoTime();
-            assertThat(pair.first.lock(config("shed:most", Duration.ofSeconds(1), Duration.ZERO))).isPresent();
-            assertThat(pair.second.lock(config("shed:most", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            awaitFree(pair.second, "shed:most", "the lock to end at its lockAtMostFor");
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(900);
+            LockApp.conclusively("the second lock refused before the lockAtMostFor", attempt -> {
+                String name = "shed:most-" + attempt;
+                long start = System.nanoTime();
+                assertThat(pair.first.lock(config(name, Duration.ofSeconds(1), Duration.ZERO))).isPresent();
+                Optional<SimpleLock> second = pair.second.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
+                second.ifPresent(SimpleLock::unlock);
+                if (second.isPresent() && LockApp.millisSince(start) >= 1000) {
+                    return false;
+                }
+                assertThat(second).as("a second lock while the first holds").isEmpty();
+                awaitFree(pair.second, name, "the lock to end at its lockAtMostFor");
+                assertThat(LockApp.millisSince(start)).isGreaterThanOrEqualTo(900);
+                return true;
+            });
         }
     }
 
@@ -136,23 +149,38 @@ class ShedLockProviderTest {
     }
 
     @Test
-    void namedLockAtLeastForKeepsTheLockAfterUnlock() {
+    void namedLockAtLeastForKeepsTheLockAfterUnlock() throws Exception {
         lockAtLeastForKeepsTheLockAfterUnlock(Mode.NAMED);
     }
 
     @Test
-    void leaseLockAtLeastForKeepsTheLockAfterUnlock() {
+    void leaseLockAtLeastForKeepsTheLockAfterUnlock() throws Exception {
         lockAtLeastForKeepsTheLockAfterUnlock(Mode.LEASE);
     }
 
-    private void lockAtLeastForKeepsTheLockAfterUnlock(Mode mode) {
+    /**
+     * The 1.5 s lockAtLeastFor ends on the product's clock: locks granted after it may have ended prove nothing, and
+     * the checks are made again on a name of their own.
+     */
+    private void lockAtLeastForKeepsTheLockAfterUnlock(Mode mode) throws Exception {
         try (Pair pair = Pair.of(mode, "shed-least-" + mode)) {
-            long start = System.nanoTime();
-            pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ofMillis(1500))).orElseThrow().unlock();
-            assertThat(pair.second.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            assertThat(pair.first.lock(config("shed:least", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            awaitFree(pair.second, "shed:least", "the lock to end at its lockAtLeastFor");
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isGreaterThanOrEqualTo(1500);
+            LockApp.conclusively("the kept lock checked before its lockAtLeastFor", attempt -> {
+                String name = "shed:least-" + attempt;
+                long start = System.nanoTime();
+                pair.first.lock(config(name, Duration.ofSeconds(30), Duration.ofMillis(1500))).orElseThrow().unlock();
+                Optional<SimpleLock> otherInstance = pair.second.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
+                otherInstance.ifPresent(SimpleLock::unlock);
+                Optional<SimpleLock> sameInstance = pair.first.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
+                sameInstance.ifPresent(SimpleLock::unlock);
+                if ((otherInstance.isPresent() || sameInstance.isPresent()) && LockApp.millisSince(start) >= 1500) {
+                    return false;
+                }
+                assertThat(otherInstance).as("another instance, during the lockAtLeastFor").isEmpty();
+                assertThat(sameInstance).as("the same instance, during the lockAtLeastFor").isEmpty();
+                awaitFree(pair.second, name, "the lock to end at its lockAtLeastFor");
+                assertThat(LockApp.millisSince(start)).isGreaterThanOrEqualTo(1500);
+                return true;
+            });
         }
     }
 
@@ -167,20 +195,41 @@ class ShedLockProviderTest {
         extendMovesTheEndOfTheLock(Mode.LEASE);
     }
 
-    private void extendMovesTheEndOfTheLock(Mode mode) {
+    /**
+     * Two windows end on the product's clock: the extension must come within the first lockAtMostFor (1 s), the check
+     * past it within the new one (3 s, from the extension on). A try whose extension or check came after its window may
+     * have ended proves nothing, and is made again on a name of its own.
+     */
+    private void extendMovesTheEndOfTheLock(Mode mode) throws Exception {
         try (Pair pair = Pair.of(mode, "shed-extend-" + mode)) {
-            SimpleLock lock = pair.first.lock(config("shed:extend", Duration.ofSeconds(1), Duration.ZERO)).orElseThrow();
-            SimpleLock extended = lock.extend(Duration.ofSeconds(3), Duration.ZERO).orElseThrow();
-            assertThatThrownBy(lock::unlock).as("the extended lock replaces it").isInstanceOf(IllegalStateException.class);
-            long extendedAt = System.nanoTime();
-            // past the first lockAtMostFor the lock is still held
-            LockApp.await("the first lockAtMostFor to pass", Duration.ofSeconds(10),
-                    () -> System.nanoTime() - extendedAt > TimeUnit.MILLISECONDS.toNanos(1500));
-            assertThat(pair.second.lock(config("shed:extend", Duration.ofSeconds(30), Duration.ZERO))).isEmpty();
-            // and the new lockAtMostFor ends it, though it is never unlocked
-            awaitFree(pair.second, "shed:extend", "the new lockAtMostFor to end it");
-            assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - extendedAt)).isGreaterThanOrEqualTo(2900);
-            extended.unlock(); // ended already at its lockAtMostFor: unlocking it too is harmless
+            LockApp.conclusively("the extension and the check past the first lockAtMostFor", attempt -> {
+                String name = "shed:extend-" + attempt;
+                long start = System.nanoTime();
+                SimpleLock lock = pair.first.lock(config(name, Duration.ofSeconds(1), Duration.ZERO)).orElseThrow();
+                Optional<SimpleLock> extension = lock.extend(Duration.ofSeconds(3), Duration.ZERO);
+                if (extension.isEmpty() && LockApp.millisSince(start) >= 1000) {
+                    return false;
+                }
+                SimpleLock extended = extension.orElseThrow();
+                assertThatThrownBy(lock::unlock).as("the extended lock replaces it")
+                        .isInstanceOf(IllegalStateException.class);
+                long extendedAt = System.nanoTime();
+                // past the first lockAtMostFor the lock is still held
+                LockApp.await("the first lockAtMostFor to pass", Duration.ofSeconds(30),
+                        () -> System.nanoTime() - extendedAt > TimeUnit.MILLISECONDS.toNanos(1500));
+                Optional<SimpleLock> second = pair.second.lock(config(name, Duration.ofSeconds(30), Duration.ZERO));
+                second.ifPresent(SimpleLock::unlock);
+                if (second.isPresent() && LockApp.millisSince(start) >= 3000) {
+                    extended.unlock();
+                    return false;
+                }
+                assertThat(second).as("another instance, past the first lockAtMostFor").isEmpty();
+                // and the new lockAtMostFor ends it, though it is never unlocked
+                awaitFree(pair.second, name, "the new lockAtMostFor to end it");
+                assertThat(LockApp.millisSince(extendedAt)).isGreaterThanOrEqualTo(2900);
+                extended.unlock(); // ended already at its lockAtMostFor: unlocking it too is harmless
+                return true;
+            });
         }
     }
 
