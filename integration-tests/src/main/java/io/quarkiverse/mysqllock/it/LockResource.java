@@ -29,6 +29,8 @@ public class LockResource {
 
     @Inject
     LockManager locks;
+    @Inject
+    Holds holds;
 
     /** Who holds the lock. */
     @GET
@@ -38,14 +40,19 @@ public class LockResource {
         return info.map(i -> Response.ok(i).build()).orElseGet(() -> Response.status(404).build());
     }
 
-    /** Holds the lock for {@code holdMs} on a worker thread; busy after {@code waitMs} maps to 409. */
+    /**
+     * Holds the lock on a worker thread until the test releases {@code until} ({@link Holds}), and at least
+     * {@code holdMs} (without {@code until}: that long, as work would); busy after {@code waitMs} maps to 409.
+     */
     @POST
     @Path("/{name}")
     public Map<String, Object> hold(@PathParam("name") String name, @QueryParam("waitMs") @DefaultValue("0") long waitMs,
-            @QueryParam("holdMs") @DefaultValue("0") long holdMs) throws InterruptedException {
+            @QueryParam("holdMs") @DefaultValue("0") long holdMs, @QueryParam("until") String until)
+            throws InterruptedException {
         try (LockHandle handle = locks.acquire(name, Duration.ofMillis(waitMs))) {
+            long start = System.nanoTime();
             long fence = handle.fencingToken();
-            Thread.sleep(holdMs);
+            holds.await(until, start, holdMs);
             return result(name, fence);
         }
     }

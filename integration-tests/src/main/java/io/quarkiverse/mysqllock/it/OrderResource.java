@@ -1,8 +1,8 @@
 package io.quarkiverse.mysqllock.it;
 
-import java.time.Duration;
 import java.util.Map;
 
+import jakarta.inject.Inject;
 import jakarta.ws.rs.DefaultValue;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
@@ -22,24 +22,33 @@ import io.smallrye.mutiny.Uni;
 @Produces(MediaType.APPLICATION_JSON)
 public class OrderResource {
 
-    /** Blocking: runs on a worker thread while holding {@code order:<id>}. */
+    @Inject
+    Holds holds;
+
+    /**
+     * Blocking: runs on a worker thread while holding {@code order:<id>}, until the test releases {@code until}
+     * ({@link Holds}) and at least {@code holdMs}.
+     */
     @POST
     @Path("/ship")
     @Locked("order:{id}")
-    public Map<String, Object> ship(@PathParam("id") String id, @QueryParam("holdMs") @DefaultValue("0") long holdMs)
-            throws InterruptedException {
-        Thread.sleep(holdMs);
+    public Map<String, Object> ship(@PathParam("id") String id, @QueryParam("holdMs") @DefaultValue("0") long holdMs,
+            @QueryParam("until") String until) throws InterruptedException {
+        holds.await(until, System.nanoTime(), holdMs);
         return Map.of("order", id, "thread", Thread.currentThread().getName());
     }
 
-    /** Reactive: the lock is taken without blocking the event loop and held until the Uni completes. */
+    /**
+     * Reactive: the lock is taken without blocking the event loop and held until the Uni completes, which is when the
+     * test releases {@code until} and at least {@code holdMs} later; nothing waits on a thread meanwhile.
+     */
     @POST
     @Path("/ship-reactive")
     @Locked("order:{id}")
     public Uni<Map<String, Object>> shipReactive(@PathParam("id") String id,
-            @QueryParam("holdMs") @DefaultValue("0") long holdMs) {
+            @QueryParam("holdMs") @DefaultValue("0") long holdMs, @QueryParam("until") String until) {
         String thread = Thread.currentThread().getName();
         Uni<Map<String, Object>> shipped = Uni.createFrom().item(() -> Map.of("order", id, "thread", thread));
-        return holdMs == 0 ? shipped : shipped.onItem().delayIt().by(Duration.ofMillis(holdMs));
+        return until == null && holdMs == 0 ? shipped : holds.released(until, holdMs).replaceWith(shipped);
     }
 }

@@ -34,15 +34,26 @@ public class TransactionLockResource {
     LockManager locks;
     @Inject
     AgroalDataSource dataSource;
+    @Inject
+    Holds holds;
 
     @ConfigProperty(name = "lock-demo.worker.instance", defaultValue = "instance")
     String instance;
 
+    /**
+     * Records the work in {@code tx_history}, and holds the lock (and the transaction) until the test releases
+     * {@code until} ({@link Holds}) and at least {@code holdMs} (without {@code until}: that long, as work would).
+     * {@link Holds#CAP}, counted from the transaction's start (the lock's wait included), keeps a forgotten release
+     * under the default transaction timeout (60 s): the transaction is still alive when the hold gives up, and the
+     * failure (500) names the hold, not a transaction the reaper rolled back.
+     */
     @POST
     @Path("/{name}")
     @Transactional
     public Map<String, Object> work(@PathParam("name") String name, @QueryParam("waitMs") @DefaultValue("0") long waitMs,
-            @QueryParam("holdMs") @DefaultValue("0") long holdMs) throws SQLException, InterruptedException {
+            @QueryParam("holdMs") @DefaultValue("0") long holdMs, @QueryParam("until") String until)
+            throws SQLException, InterruptedException {
+        long began = System.nanoTime();
         locks.acquireForTransaction(name, Duration.ofMillis(waitMs));
         try (Connection connection = dataSource.getConnection()) {
             try (PreparedStatement insert = connection.prepareStatement("INSERT INTO tx_history (name, instance,"
@@ -53,7 +64,7 @@ public class TransactionLockResource {
                 var keys = insert.getGeneratedKeys();
                 keys.next();
                 long id = keys.getLong(1);
-                Thread.sleep(holdMs);
+                holds.await(until, System.nanoTime(), holdMs, began);
                 try (PreparedStatement end = connection
                         .prepareStatement("UPDATE tx_history SET ended_at = UTC_TIMESTAMP(6) WHERE id = ?")) {
                     end.setLong(1, id);

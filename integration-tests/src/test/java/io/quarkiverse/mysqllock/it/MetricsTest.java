@@ -3,14 +3,11 @@ package io.quarkiverse.mysqllock.it;
 import static io.restassured.RestAssured.given;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.concurrent.CompletableFuture;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.Await;
-import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
@@ -26,14 +23,14 @@ class MetricsTest {
         double acquiredBefore = value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"acquired\"");
         double busyBefore = value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"busy\"");
 
-        CompletableFuture<Integer> holding = Background.supply(
-                () -> given().post("/locks/metrics:hot?holdMs=1500").statusCode());
-        Await.until("the lock to be held", java.time.Duration.ofSeconds(10),
-                () -> given().get("/locks/metrics:hot").statusCode() == 200);
-        assertThat(value("mysql_lock_held", TAGS)).isGreaterThanOrEqualTo(1);
-        assertThat(value("mysql_lock_pinned_connections", TAGS)).isGreaterThanOrEqualTo(1);
-        given().post("/locks/metrics:hot").then().statusCode(409);
-        assertThat(holding.get()).isEqualTo(200);
+        // held until released (the scrapes below take what a busy machine makes them take), and 1.5 s at least: the
+        // hold time asserted below
+        try (HttpHold hold = HttpHold.post("/locks/metrics:hot?holdMs=1500").awaitHeld("metrics:hot")) {
+            assertThat(value("mysql_lock_held", TAGS)).isGreaterThanOrEqualTo(1);
+            assertThat(value("mysql_lock_pinned_connections", TAGS)).isGreaterThanOrEqualTo(1);
+            given().post("/locks/metrics:hot").then().statusCode(409);
+            assertThat(hold.release()).isEqualTo(200);
+        }
 
         String scrape = scrape();
         assertThat(value("mysql_lock_acquisitions_total", TAGS + ",outcome=\"acquired\"")).isEqualTo(acquiredBefore + 1);
@@ -52,12 +49,11 @@ class MetricsTest {
         double notAcquiredBefore = value("mysql_lock_method_seconds_count", ship + ",outcome=\"not_acquired\"");
         double reactiveBefore = value("mysql_lock_method_seconds_count", shipReactive + ",outcome=\"ran\"");
 
-        CompletableFuture<Integer> holding = Background.supply(
-                () -> given().post("/orders/metrics-7/ship?holdMs=1500").statusCode());
-        Await.until("the order's lock to be held", java.time.Duration.ofSeconds(10),
-                () -> given().get("/locks/order:metrics-7").statusCode() == 200);
-        given().post("/orders/metrics-7/ship").then().statusCode(409);
-        assertThat(holding.get()).isEqualTo(200);
+        // held until released, and 1.5 s at least: the method time asserted below
+        try (HttpHold hold = HttpHold.post("/orders/metrics-7/ship?holdMs=1500").awaitHeld("order:metrics-7")) {
+            given().post("/orders/metrics-7/ship").then().statusCode(409);
+            assertThat(hold.release()).isEqualTo(200);
+        }
         given().post("/orders/metrics-8/ship-reactive").then().statusCode(200);
 
         assertThat(value("mysql_lock_method_seconds_count", ship + ",outcome=\"ran\"")).isEqualTo(ranBefore + 1);

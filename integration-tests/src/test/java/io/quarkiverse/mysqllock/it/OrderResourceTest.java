@@ -6,14 +6,8 @@ import static org.hamcrest.Matchers.containsString;
 import static org.hamcrest.Matchers.equalTo;
 import static org.hamcrest.Matchers.startsWith;
 
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
-
 import org.junit.jupiter.api.Test;
 
-import io.quarkiverse.mysqllock.test.Await;
-import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkus.test.junit.QuarkusTest;
 
@@ -26,14 +20,14 @@ class OrderResourceTest {
     void concurrentRequestsForOneOrderConflictAndOtherOrdersProceed() throws Exception {
         for (String endpoint : new String[] { "ship", "ship-reactive" }) {
             String order = "o-" + endpoint;
-            CompletableFuture<Integer> first = Background.supply(
-                    () -> given().post("/orders/" + order + "/" + endpoint + "?holdMs=1500").statusCode());
-            awaitHeld("order:" + order);
-            given().post("/orders/" + order + "/" + endpoint).then().statusCode(409)
-                    .body("lock", equalTo("order:" + order)).body("reason", equalTo("BUSY"))
-                    .body("message", containsString("is held by"));
-            given().post("/orders/other-" + order + "/" + endpoint).then().statusCode(200);
-            assertThat(first.get(30, TimeUnit.SECONDS)).as(endpoint).isEqualTo(200);
+            // held until released: the conflict and the other order are asked while it surely is
+            try (HttpHold first = HttpHold.post("/orders/" + order + "/" + endpoint).awaitHeld("order:" + order)) {
+                given().post("/orders/" + order + "/" + endpoint).then().statusCode(409)
+                        .body("lock", equalTo("order:" + order)).body("reason", equalTo("BUSY"))
+                        .body("message", containsString("is held by"));
+                given().post("/orders/other-" + order + "/" + endpoint).then().statusCode(200);
+                assertThat(first.release()).as(endpoint).isEqualTo(200);
+            }
             given().post("/orders/" + order + "/" + endpoint).then().statusCode(200);
         }
     }
@@ -43,9 +37,5 @@ class OrderResourceTest {
         given().post("/orders/o-loop/ship-reactive").then().statusCode(200)
                 .body("thread", startsWith("vert.x-eventloop-thread"));
         given().post("/orders/o-worker/ship").then().statusCode(200).body("thread", startsWith("executor-thread"));
-    }
-
-    private static void awaitHeld(String name) {
-        Await.until(name + " to be held", Duration.ofSeconds(5), () -> given().get("/locks/" + name).statusCode() == 200);
     }
 }

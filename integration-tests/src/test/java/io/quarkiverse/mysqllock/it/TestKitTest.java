@@ -84,9 +84,9 @@ class TestKitTest {
 
     @Test
     void assertRunsUnderLockSeesTheLockOfALockedMethod() throws Exception {
-        assertThat(LockAssert.assertRunsUnderLock("order:kit-1", () -> orders.ship("kit-1", 0)))
+        assertThat(LockAssert.assertRunsUnderLock("order:kit-1", () -> orders.ship("kit-1", 0, null)))
                 .containsEntry("order", "kit-1");
-        assertThatThrownBy(() -> LockAssert.assertRunsUnderLock("order:kit-2", () -> orders.ship("kit-3", 0)))
+        assertThatThrownBy(() -> LockAssert.assertRunsUnderLock("order:kit-2", () -> orders.ship("kit-3", 0, null)))
                 .isInstanceOf(AssertionError.class).hasMessageContaining("order:kit-2").hasMessageContaining("order:kit-3");
         assertThatThrownBy(() -> LockAssert.assertRunsUnderLock("order:kit-2", () -> "no lock"))
                 .isInstanceOf(AssertionError.class).hasMessageContaining("no lock");

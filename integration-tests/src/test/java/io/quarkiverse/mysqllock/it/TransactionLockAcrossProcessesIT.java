@@ -15,7 +15,6 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.test.AppProcess;
-import io.quarkiverse.mysqllock.test.Await;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
@@ -41,14 +40,14 @@ class TransactionLockAcrossProcessesIT {
                 assertThat(request.get(60, TimeUnit.SECONDS)).isEqualTo(200);
             }
 
-            // Held by one process, refused at once to the other.
-            CompletableFuture<Integer> holding = Background.supply(
-                    () -> given().port(ports[0]).post("/tx-locks/tx:order-8?holdMs=2000").statusCode());
+            // Held by one process until the test releases it (over HTTP, to that process), refused at once to the other.
             // The holder's insert is not committed yet: read it uncommitted.
-            Await.until("the holder's transaction to start", java.time.Duration.ofSeconds(10),
-                    () -> uncommitted(db, "SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-8'") > 0);
-            given().port(ports[1]).post("/tx-locks/tx:order-8").then().statusCode(409);
-            assertThat(holding.get(30, TimeUnit.SECONDS)).isEqualTo(200);
+            String holderStarted = "SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-8'";
+            try (HttpHold holding = HttpHold.post(ports[0], "/tx-locks/tx:order-8")
+                    .awaitHeld("the holder's transaction to start", () -> uncommitted(db, holderStarted) > 0)) {
+                given().port(ports[1]).post("/tx-locks/tx:order-8").then().statusCode(409);
+                assertThat(holding.release()).isEqualTo(200);
+            }
         }
 
         assertThat(db.queryLong("SELECT COUNT(*) FROM tx_history WHERE name = 'tx:order-7'")).isEqualTo(8);
