@@ -104,6 +104,11 @@ final class FaultEnvironment {
             properties.put("quarkus.mysql-lock.instance-id", worker);
             properties.put("quarkus.mysql-lock.lease.ttl", ttl().toMillis() + "ms");
             properties.put("quarkus.mysql-lock.lease.max-clock-skew", scenario.maxClockSkew().toMillis() + "ms");
+            // -Dfaults.renew-interval: a renewal interval of one's own, such as the longest the start accepts
+            String renewInterval = System.getProperty("faults.renew-interval", "");
+            if (!renewInterval.isBlank()) {
+                properties.put("quarkus.mysql-lock.lease.renew-interval", renewInterval);
+            }
             properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
             properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
             // each worker's whole log beside its journal
