@@ -61,7 +61,7 @@ public final class ConnectionSource implements AutoCloseable {
     private final KeptConnection housekeeping = new KeptConnection(this, "(housekeeping)");
     /** How long housekeeping waits for the kept connection before it borrows one: statements on it take milliseconds. */
     private static final long HOUSEKEEPING_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-    /** Ends a statement's wait on the server when its thread is interrupted ({@code KILL QUERY}, on housekeeping). */
+    /** Ends a statement's wait on the server when its thread is interrupted ({@code KILL QUERY}, from a pooled connection). */
     private final WaitInterrupts waitInterrupts = new WaitInterrupts(this);
 
     /**

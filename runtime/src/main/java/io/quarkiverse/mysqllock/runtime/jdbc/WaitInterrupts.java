@@ -16,7 +16,7 @@ import org.jboss.logging.Logger;
 /**
  * Ends a statement's wait on the server when the thread waiting for its answer is interrupted. A platform thread blocked
  * in a socket read never sees its interrupt, so a watcher thread looks at the interrupt status of every watched thread
- * every {@link #POLL_NANOS}, and has {@code KILL QUERY} of an interrupted one's session sent from the housekeeping
+ * every {@link #POLL_NANOS}, and has {@code KILL QUERY} of an interrupted one's session sent from a pooled
  * connection. The server then ends the statement ({@code GET_LOCK} answers NULL, or the statement fails with error
  * 1317) and the session lives on, with every lock it holds.
  * <p>
@@ -98,22 +98,28 @@ public final class WaitInterrupts implements AutoCloseable {
         }
     }
 
-    /** Ends the watched statement if the server shows it running; on a worker, not to delay other watches. */
+    /**
+     * Ends the watched statement if the server shows it running; on a worker, not to delay other watches. On a pooled
+     * connection of its own, never the housekeeping one: a burst of interrupts must not delay the renewals that keep every
+     * held lock (with the pool exhausted, the kill waits for its next try, and the wait for its own end).
+     */
     private void kill(Watch watch) {
         try {
-            connections.housekeeping(connections.statementTimeoutMillis(), raw -> {
+            connections.withStatements("(interrupted wait)", raw -> {
+                Statements.bound(raw, connections.statementTimeoutMillis());
                 if (!runs(raw, watch) || !watch.begin()) {
                     return null; // not on the server yet (tried again later), or answered meanwhile
                 }
-                boolean sent = false;
+                // Counted as sent before it is: a kill whose answer is lost (a time-out) may still reach the server.
+                boolean sent = true;
                 try (Statement statement = raw.createStatement()) {
                     statement.execute("KILL QUERY " + watch.connectionId);
-                    sent = true;
                 } catch (SQLException e) {
-                    // a failure of this statement alone must not cost the housekeeping connection
+                    // a failure of this statement alone must not cost the connection
                     if (e.getErrorCode() != ER_NO_SUCH_THREAD && e.getErrorCode() != ER_KILL_DENIED) {
                         throw e;
                     }
+                    sent = false; // refused: the statement was not ended by it
                 } finally {
                     watch.end(sent);
                 }

@@ -138,13 +138,17 @@ final class SessionStatements {
                 if (watch != null) {
                     watch.close(); // no kill under way from here on, and killed() says whether one was sent
                 }
-                if (watch == null || !watch.killed() || !SqlErrors.isQueryInterrupted(e)) {
+                if (watch == null || !SqlErrors.isQueryInterrupted(e)) {
                     throw e;
                 }
-                // The kill ended the statement with an error instead of GET_LOCK's NULL (MySQL may answer so): whether
-                // the name was granted first is unknown. This session never held it (a session that holds a name is
-                // never used to wait for it), so RELEASE_LOCK gives back that grant, if there was one, and nothing else.
+                // A kill ended the statement with an error instead of GET_LOCK's NULL (MySQL may answer so): ours, one of
+                // ours whose answer was lost, or someone else's. Whether the name was granted first is unknown. This
+                // session never held it (a session that holds a name is never used to wait for it), so RELEASE_LOCK gives
+                // back that grant, if there was one, and nothing else.
                 release(session, serverName, false);
+                if (!watch.killed()) {
+                    throw e;
+                }
                 return Grant.INTERRUPTED;
             } finally {
                 if (watch != null) {
