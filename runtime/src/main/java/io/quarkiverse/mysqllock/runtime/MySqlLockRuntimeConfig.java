@@ -148,9 +148,9 @@ public interface MySqlLockRuntimeConfig {
         Duration ttl();
 
         /**
-         * How often held leases are renewed. Unset: a third of the ttl. At most half of what is left of the ttl after
-         * the loss margin ({@code 2 x renew-interval + loss margin <= ttl}, the margin a tenth of the ttl, at most
-         * 250 ms), so that one late or failed renewal costs no lease; the start refuses a longer one.
+         * How often held leases are renewed. Unset: a third of the ttl. At most half the ttl less the loss margin
+         * ({@code 2 x (renew-interval + loss margin) <= ttl}, the margin a tenth of the ttl, at most 250 ms), so that
+         * one failed or late renewal costs no lease; the start refuses a longer one.
          */
         Optional<Duration> renewInterval();
 

@@ -18,7 +18,7 @@ import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
- * The longest renewal interval the start accepts for a 3 s ttl ({@code (ttl - loss margin) / 2} = 1375 ms), with a
+ * The longest renewal interval the start accepts for a 3 s ttl ({@code ttl / 2 - loss margin} = 1250 ms), with a
  * short keepalive: a lease held on healthy infrastructure is renewed, and so is the instance's membership of its fleet,
  * so nothing is ever reported lost. (It was: the membership counted as lapsed a renewal interval before its end, so
  * that its first renewal, 1.5 intervals after the start, came too late, and every lease held was lost with it.)
@@ -26,7 +26,7 @@ import io.quarkus.test.QuarkusUnitTest;
 class RenewalAtTheEdgeKeepsLeasesTest {
 
     static final Duration TTL = Duration.ofSeconds(3);
-    static final Duration RENEW = Duration.ofMillis(1375);
+    static final Duration RENEW = Duration.ofMillis(1250);
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app()

@@ -14,9 +14,9 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * <p>
  * The inequalities that keep a lock exclusive, which {@link #of} checks or which hold by construction:
  * <ol>
- * <li>{@code 2 x renewInterval + lossMargin <= ttl}: a lease is renewed twice before its holder counts it lost, so that
- * one renewal that comes late (a slow statement, a busy machine; the renewals run with a fixed delay) or fails costs no
- * lease. Checked.</li>
+ * <li>{@code 2 x (renewInterval + lossMargin) <= ttl}: a lease is renewed twice before its holder counts it lost, each
+ * renewal with a loss margin of room for its statement and its scheduling (the renewals run with a fixed delay after
+ * the last one ended), so that one renewal that fails, or comes late, costs no lease. Checked.</li>
  * <li>{@code lossMargin = min(ttl / 10, 250 ms) > 0}: a holder counts its lease lost this much before its confirmed end
  * by its own monotonic clock, which it read before sending the statement that set the end ({@link #lossMargin}).</li>
  * <li>{@code watchMargin(length) = max(lossMargin(length), length / 20)}: a watcher waits this much longer than a
@@ -103,15 +103,16 @@ public final class LockTimings {
                     + " must not be negative");
         }
         Duration holderMargin = Duration.ofNanos(lossMargin(ttl.toNanos()));
-        Duration longest = ttl.minus(holderMargin).dividedBy(2);
+        Duration longest = ttl.dividedBy(2).minus(holderMargin);
         if (renew.compareTo(longest) > 0) {
             throw new ConfigurationException(key.apply("lease.renew-interval") + "=" + renew.toMillis()
                     + "ms leaves no time for a second renewal: a holder counts its lease lost " + holderMargin.toMillis()
                     + " ms before its end (a tenth of " + key.apply("lease.ttl") + "=" + ttl.toMillis() + "ms, at most"
-                    + " 250 ms), and every lease must be renewed twice before then, so that one renewal that comes late"
-                    + " or fails costs no lease. Set " + key.apply("lease.renew-interval") + " to at most "
-                    + longest.toMillis() + "ms (unset, it is a third of the ttl), or raise " + key.apply("lease.ttl")
-                    + " to at least " + renew.multipliedBy(2).plus(holderMargin).toMillis() + "ms");
+                    + " 250 ms), and every lease must be renewed twice before then, each renewal with as much again of"
+                    + " room for its statement, so that one renewal that fails or comes late costs no lease. Set "
+                    + key.apply("lease.renew-interval") + " to at most " + longest.toMillis() + "ms (unset, it is a"
+                    + " third of the ttl), or raise " + key.apply("lease.ttl") + " to at least "
+                    + renew.plus(holderMargin).multipliedBy(2).toMillis() + "ms");
         }
         return new LockTimings(keepalive, ttl, renew, maxClockSkew);
     }

@@ -96,14 +96,14 @@ class LockTimingsTest {
                 .isInstanceOf(ConfigurationException.class)
                 .hasMessage("quarkus.mysql-lock.lease.renew-interval=15000ms leaves no time for a second renewal: a"
                         + " holder counts its lease lost 250 ms before its end (a tenth of quarkus.mysql-lock.lease.ttl"
-                        + "=30000ms, at most 250 ms), and every lease must be renewed twice before then, so that one"
-                        + " renewal that comes late or fails costs no lease. Set quarkus.mysql-lock.lease.renew-interval"
-                        + " to at most 14875ms (unset, it is a third of the ttl), or raise quarkus.mysql-lock.lease.ttl"
-                        + " to at least 30250ms");
+                        + "=30000ms, at most 250 ms), and every lease must be renewed twice before then, each renewal"
+                        + " with as much again of room for its statement, so that one renewal that fails or comes late"
+                        + " costs no lease. Set quarkus.mysql-lock.lease.renew-interval to at most 14750ms (unset, it is"
+                        + " a third of the ttl), or raise quarkus.mysql-lock.lease.ttl to at least 30500ms");
         assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_600)))
-                .isInstanceOf(ConfigurationException.class).hasMessageContaining("at most 1375ms");
-        assertThat(of(Duration.ofSeconds(3), Duration.ofMillis(1_375)).renewInterval()).isEqualTo(Duration.ofMillis(1_375));
-        assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_375).plusNanos(1)))
+                .isInstanceOf(ConfigurationException.class).hasMessageContaining("at most 1250ms");
+        assertThat(of(Duration.ofSeconds(3), Duration.ofMillis(1_250)).renewInterval()).isEqualTo(Duration.ofMillis(1_250));
+        assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_250).plusNanos(1)))
                 .isInstanceOf(ConfigurationException.class);
     }
 
@@ -118,7 +118,7 @@ class LockTimingsTest {
         long[] keepalives = { 1, 100, 500, 1_000, 5_000, 60_000 };
         for (long ttlMillis : ttls) {
             Duration ttl = Duration.ofMillis(ttlMillis);
-            Duration longest = ttl.minusNanos(LockTimings.lossMargin(ttl.toNanos())).dividedBy(2);
+            Duration longest = ttl.dividedBy(2).minusNanos(LockTimings.lossMargin(ttl.toNanos()));
             for (Duration renew : new Duration[] { null, Duration.ofMillis(1), longest.minusMillis(1), longest }) {
                 for (long keepaliveMillis : keepalives) {
                     LockTimings timings = LockTimings.of(Duration.ofMillis(keepaliveMillis), ttl,
@@ -126,10 +126,12 @@ class LockTimingsTest {
                     String what = "ttl " + ttlMillis + " ms, renew " + timings.renewInterval().toNanos() + " ns, keepalive "
                             + keepaliveMillis + " ms";
                     long renewNanos = timings.renewIntervalNanos();
-                    assertThat(2 * renewNanos + timings.lossMarginNanos()).as(what).isLessThanOrEqualTo(timings.ttlNanos());
+                    long margin = timings.lossMarginNanos();
+                    assertThat(2 * (renewNanos + margin)).as(what).isLessThanOrEqualTo(timings.ttlNanos());
                     // LEASE: renewed every renewal interval, its lapse found by the expiry check
                     long leaseMargin = timings.membershipMarginNanos(LockMode.LEASE);
-                    assertThat(timings.memberTtlNanos() - leaseMargin).as(what).isGreaterThanOrEqualTo(2 * renewNanos);
+                    assertThat(timings.memberTtlNanos() - leaseMargin).as(what)
+                            .isGreaterThanOrEqualTo(2 * renewNanos + margin);
                     assertThat(leaseMargin - timings.expiryCheckNanos()).as(what)
                             .isGreaterThanOrEqualTo(timings.membershipClockMargin().toNanos() + timings.expiryCheckNanos());
                     // NAMED: renewed every keepalive, its lapse checked twice per keepalive
