@@ -5,12 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,6 +25,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.deployment.testing.Waiter;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkus.runtime.BlockingOperationControl;
@@ -538,55 +537,6 @@ class InterruptedWaitsTest {
             String serverName = namedWaiters.locks.serverName(name);
             LockApp.await("no session waiting for " + name + " on the server", PROMPT,
                     () -> waitingFor(serverName) == 0);
-        }
-    }
-
-    /** A call made on a thread of its own: when and how it ended, and whether its thread was still interrupted then. */
-    static final class Waiter<T> {
-
-        final Thread thread;
-        final CompletableFuture<T> result = new CompletableFuture<>();
-        volatile long endedAt;
-        volatile boolean interruptKept;
-
-        Waiter(Callable<T> call) {
-            thread = new Thread(() -> {
-                T value = null;
-                Throwable failure = null;
-                try {
-                    value = call.call();
-                } catch (Throwable e) {
-                    failure = e;
-                }
-                endedAt = System.nanoTime();
-                interruptKept = Thread.currentThread().isInterrupted();
-                if (failure == null) {
-                    result.complete(value);
-                } else {
-                    result.completeExceptionally(failure);
-                }
-            }, "interrupted-waiter");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        /** Interrupts the call: how long it took to end after the interrupt. Fails if it has not ended 20 s later. */
-        Duration interruptAndTime() throws InterruptedException {
-            long interruptedAt = System.nanoTime();
-            thread.interrupt();
-            try {
-                result.get(20, TimeUnit.SECONDS);
-            } catch (ExecutionException e) {
-                // the outcome is the test's to assert
-            } catch (TimeoutException e) {
-                throw new AssertionError("The call had not ended 20 s after its interrupt: it waits out its wait", e);
-            }
-            return Duration.ofNanos(endedAt - interruptedAt);
-        }
-
-        /** What the call threw, or null. */
-        Throwable failure() {
-            return result.handle((value, failure) -> failure).join();
         }
     }
 }

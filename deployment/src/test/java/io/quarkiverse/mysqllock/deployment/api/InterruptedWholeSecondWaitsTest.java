@@ -3,9 +3,6 @@ package io.quarkiverse.mysqllock.deployment.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 
 import jakarta.inject.Inject;
@@ -19,6 +16,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
+import io.quarkiverse.mysqllock.deployment.testing.Waiter;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
 import io.quarkus.test.QuarkusUnitTest;
 
@@ -45,7 +43,7 @@ class InterruptedWholeSecondWaitsTest {
         try (StandaloneLocks other = new StandaloneLocks("whole-interrupt-holder", Mode.NAMED);
                 LockHandle held = other.locks.acquire(name, Duration.ZERO)) {
             Lock lock = locks.asLock(name);
-            Call call = new Call(() -> {
+            Waiter<Object> call = new Waiter<>(() -> {
                 lock.lockInterruptibly();
                 lock.unlock();
                 return null;
@@ -66,7 +64,8 @@ class InterruptedWholeSecondWaitsTest {
         String name = "whole-interrupt-poll";
         try (StandaloneLocks other = new StandaloneLocks("whole-interrupt-poll-holder", Mode.NAMED);
                 LockHandle held = other.locks.acquire(name, Duration.ZERO)) {
-            Call call = new Call(() -> locks.acquire(name, Duration.ofMillis(900)));
+            Waiter<Object> call = new Waiter<>(
+                    () -> locks.acquire(name, Duration.ofMillis(900)));
             LockApp.await("the waiter sleeping between two polls", Duration.ofSeconds(5),
                     () -> call.thread.getState() == Thread.State.TIMED_WAITING || call.result.isDone());
             assertThat(call.result).isNotDone();
@@ -81,45 +80,5 @@ class InterruptedWholeSecondWaitsTest {
     static long waitingFor(String serverName) {
         return ServerState.queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE ?",
                 "SELECT GET_LOCK('" + serverName + "'%");
-    }
-
-    /** A call on a thread of its own: when and how it ended. */
-    static final class Call {
-        final Thread thread;
-        final CompletableFuture<Object> result = new CompletableFuture<>();
-        volatile long endedAt;
-        volatile boolean interruptKept;
-
-        Call(Callable<Object> work) {
-            thread = new Thread(() -> {
-                Object value = null;
-                Throwable failure = null;
-                try {
-                    value = work.call();
-                } catch (Throwable e) {
-                    failure = e;
-                }
-                endedAt = System.nanoTime();
-                interruptKept = Thread.currentThread().isInterrupted();
-                if (failure == null) {
-                    result.complete(value);
-                } else {
-                    result.completeExceptionally(failure);
-                }
-            }, "whole-second-waiter");
-            thread.setDaemon(true);
-            thread.start();
-        }
-
-        Duration interruptAndTime() throws Exception {
-            long interruptedAt = System.nanoTime();
-            thread.interrupt();
-            result.handle((value, failure) -> null).get(20, TimeUnit.SECONDS);
-            return Duration.ofNanos(endedAt - interruptedAt);
-        }
-
-        Throwable failure() {
-            return result.handle((value, failure) -> failure).join();
-        }
     }
 }

@@ -16,7 +16,7 @@ public final class LockApp {
         QuarkusUnitTest test = new QuarkusUnitTest()
                 .withApplicationRoot(
                         jar -> jar.addClasses(classes).addClasses(LockApp.class, ServerState.class, StandaloneLocks.class,
-                                OneWorker.class))
+                                OneWorker.class, Waiter.class))
                 .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
                 .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN");
         for (Map.Entry<String, String> entry : TestDatabase.shared().quarkusConfig().entrySet()) {
