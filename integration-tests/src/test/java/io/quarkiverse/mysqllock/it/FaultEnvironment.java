@@ -26,6 +26,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.it.FaultSuite.Kind;
 import io.quarkiverse.mysqllock.it.FaultSuite.Options;
+import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.test.AppProcess;
 import io.quarkiverse.mysqllock.test.GaleraCluster;
 import io.quarkiverse.mysqllock.test.ReplicatedServers;
@@ -104,11 +105,6 @@ final class FaultEnvironment {
             properties.put("quarkus.mysql-lock.instance-id", worker);
             properties.put("quarkus.mysql-lock.lease.ttl", ttl().toMillis() + "ms");
             properties.put("quarkus.mysql-lock.lease.max-clock-skew", scenario.maxClockSkew().toMillis() + "ms");
-            // -Dfaults.renew-interval: a renewal interval of one's own, such as the longest the start accepts
-            String renewInterval = System.getProperty("faults.renew-interval", "");
-            if (!renewInterval.isBlank()) {
-                properties.put("quarkus.mysql-lock.lease.renew-interval", renewInterval);
-            }
             properties.put("quarkus.mysql-lock.named.keepalive-interval", options.keepalive().toMillis() + "ms");
             properties.put("quarkus.log.console.format", "%d{HH:mm:ss.SSS} %-5p %s%e%n");
             // each worker's whole log beside its journal
@@ -123,8 +119,26 @@ final class FaultEnvironment {
             properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
             properties.putAll(rolled);
+            renewInterval(properties);
             process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
                     line -> line.contains("ERROR") || line.contains("ready"));
+        }
+
+        /**
+         * {@code -Dfaults.renew-interval}: a renewal interval of one's own, or {@code edge} for the longest the start
+         * accepts with the worker's ttl (a rolling restart's too), half the ttl less the loss margin.
+         */
+        private void renewInterval(Map<String, String> properties) {
+            String renew = System.getProperty("faults.renew-interval", "");
+            if (renew.equals("edge")) {
+                // written as "<millis>ms" by this class and by a rolling restart
+                Duration ttl = Duration.ofMillis(
+                        Long.parseLong(properties.get("quarkus.mysql-lock.lease.ttl").replace("ms", "")));
+                renew = ttl.dividedBy(2).minusNanos(LockTimings.lossMargin(ttl.toNanos())).toMillis() + "ms";
+            }
+            if (!renew.isBlank()) {
+                properties.put("quarkus.mysql-lock.lease.renew-interval", renew);
+            }
         }
 
         void awaitReady() {
@@ -208,7 +222,9 @@ final class FaultEnvironment {
     void close() {
         for (Slot slot : slots) {
             if (slot.process != null) {
-                slot.process.resume();
+                if (slot.process.isAlive()) {
+                    slot.process.resume(); // a dead one (a worker that could not start) must not hide why the run ended
+                }
                 slot.process.close();
             }
             slot.proxy.close();
