@@ -59,7 +59,8 @@ public interface DistributedReadWriteLock {
     /**
      * The read lock, waiting up to {@code wait} for a writer to leave and for a free read permit.
      *
-     * @throws LockNotAcquiredException with reason {@code BUSY} if it could not be had when the wait ends
+     * @throws LockNotAcquiredException with reason {@code BUSY} if it could not be had when the wait ends, or as
+     *         {@link LockManager#acquire(String, Duration)}
      */
     LockHandle acquireRead(Duration wait);
 
@@ -70,8 +71,8 @@ public interface DistributedReadWriteLock {
      * The write lock, waiting up to {@code wait} in all for the gate and for every reader to leave. Its handle's
      * {@link LockHandle#parts()} are the gate and the read permits.
      *
-     * @throws LockNotAcquiredException with reason {@code BUSY} if it could not be had when the wait ends; nothing is
-     *         then held
+     * @throws LockNotAcquiredException with reason {@code BUSY} if it could not be had when the wait ends, or as
+     *         {@link LockManager#acquire(String, Duration)}; nothing is then held
      */
     LockHandle acquireWrite(Duration wait);
 

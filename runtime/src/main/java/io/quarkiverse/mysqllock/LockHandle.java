@@ -91,7 +91,7 @@ public interface LockHandle extends AutoCloseable {
 
     /**
      * False once the lock was released or lost. A false answer is final, on an event-loop thread too (where this never
-     * runs a statement): the lock is lost, its {@link #onLost} listeners are told, and a NAMED lock is freed on the
+     * runs a statement): a lock it finds lost has its {@link #onLost} listeners told and, on NAMED, is freed on the
      * server (or being freed); it never turns true again.
      */
     boolean isValid();

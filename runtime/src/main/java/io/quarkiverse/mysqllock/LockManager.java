@@ -13,9 +13,10 @@ import io.smallrye.mutiny.Uni;
  * Distributed locks kept in the application's MySQL or MariaDB database.
  * <p>
  * Inject it anywhere: {@code @Inject LockManager locks;}. Every method validates its arguments first: a {@code null} or
- * blank name, or a negative or {@code null} wait, throws {@link IllegalArgumentException} before anything reaches the
- * database. Blocking methods must not be called on an event-loop thread; use {@link #acquireAsync(String, Duration)}
- * there.
+ * blank name, a name that begins with {@code tick@} (reserved: the lock table's rows of scheduled jobs' ticks are
+ * named {@code tick@<lock name>}), or a negative or {@code null} wait, throws {@link IllegalArgumentException} before
+ * anything reaches the database. Blocking methods must not be called on an event-loop thread; use
+ * {@link #acquireAsync(String, Duration)} there.
  * <p>
  * Lock names are case-sensitive on every server (see the guide, engines page, "Lock names").
  */
@@ -117,7 +118,12 @@ public interface LockManager {
         return tryAcquire(name, Duration.ZERO);
     }
 
-    /** Waits up to {@code wait}: the handle, or empty if the lock is still held by someone else when the wait ends. */
+    /**
+     * Waits up to {@code wait}: the handle, or empty if the lock is still held by someone else when the wait ends.
+     *
+     * @throws LockNotAcquiredException as {@link #acquire(String)}, for every reason but a busy lock: an interrupt of
+     *         the waiting thread, for one, throws (reason {@code INTERRUPTED}) rather than answering empty
+     */
     Optional<LockHandle> tryAcquire(String name, Duration wait);
 
     /**
@@ -158,7 +164,8 @@ public interface LockManager {
      * action's exceptions propagate, and a lock lost meanwhile is thrown as {@link LockLostException} after it returns.
      *
      * @return {@link LockedRun#ran()} with the action's result, or not run if someone else held the lock
-     * @throws LockNotAcquiredException if the lock could not be asked for (no connection, a database error)
+     * @throws LockNotAcquiredException if the lock could not be asked for (no connection, a database error), or the
+     *         calling thread was interrupted while it waited (reason {@code INTERRUPTED})
      */
     default <T> LockedRun<T> tryWithLock(String name, Callable<T> action) {
         return tryWithLock(name, Duration.ZERO, action);

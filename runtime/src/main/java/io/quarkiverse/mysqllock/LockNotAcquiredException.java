@@ -26,7 +26,8 @@ public class LockNotAcquiredException extends RuntimeException {
         READ_ONLY,
         /**
          * The calling thread was interrupted while it waited (or before it began to): the wait ended within about
-         * 100 ms of the interrupt, on either engine (NAMED ends its {@code GET_LOCK} on the server), and nothing is
+         * 100 ms of the interrupt, on either engine (NAMED ends its {@code GET_LOCK} on the server, with a
+         * {@code KILL QUERY} sent from a pooled connection: with the pool exhausted, once one frees up), and nothing is
          * held. The thread's interrupt status is kept; the cause is an {@link InterruptedException}.
          */
         INTERRUPTED

@@ -18,9 +18,11 @@ import jakarta.interceptor.InterceptorBinding;
  * <p>
  * Works on {@code void} methods, methods returning a value or an {@code Optional}, and asynchronous methods returning
  * {@code CompletionStage} or {@code Uni}: the lock is then held until the result completes (for {@code Uni}, from
- * subscription to termination or cancellation). A lock lost while the method ran is never hidden: the call throws
- * {@link LockLostException} after the method returns (an asynchronous result fails with it). {@code Multi} is refused at build
- * time. Everything is checked when the
+ * subscription to termination or cancellation: a cancellation once the method was called ends the lock at once,
+ * whatever {@link #atLeastFor()}, and tells the {@code onLost} listeners of its {@code LockHandle}, reason
+ * {@code CANCELLED}, since work that ignores the cancellation runs on without it). A lock lost while the method ran is
+ * never hidden: the call throws {@link LockLostException} after the method returns (an asynchronous result fails with
+ * it). {@code Multi} is refused at build time. Everything is checked when the
  * application is built: a template naming a parameter or property that does not exist, a private or static method,
  * or a bad duration fails the build with a message naming the method.
  * <p>
@@ -41,7 +43,9 @@ public @interface Locked {
      * {@code null} becomes {@code "null"}); a property is a record component, a getter ({@code getX()}, {@code isX()})
      * or a public field. Parameters can also be named by position: {@code {0}}. Write {@code {{} and {@code }}} for
      * literal braces. Never read from config ({@code ${...}} fails the build): instances configured differently would
-     * take different locks and not exclude each other.
+     * take different locks and not exclude each other. A name may not begin with {@code tick@}, the prefix of the lock
+     * table's rows of scheduled ticks: a template that does fails the build, and a name built so from the arguments
+     * throws {@link IllegalArgumentException}.
      */
     @Nonbinding
     String value() default "";
@@ -62,7 +66,8 @@ public @interface Locked {
      * Keep holding the lock until this long after the method started, even if it returns earlier, without holding the
      * caller's thread. The lock kept is no longer the caller's: calling the method again on the same thread meanwhile
      * contends for it. For cron jobs prefer a {@code ScheduledExecution} parameter, which makes each tick run once
-     * whatever the delays; this only narrows the window in which a late instance runs a tick again.
+     * whatever the delays; this only narrows the window in which a late instance runs a tick again. A cancelled
+     * {@code Uni} result (or Kotlin {@code suspend} call) ends the lock at once all the same.
      */
     @Nonbinding
     String atLeastFor() default "0s";

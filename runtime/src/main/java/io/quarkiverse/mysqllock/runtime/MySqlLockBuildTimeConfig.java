@@ -39,8 +39,9 @@ public interface MySqlLockBuildTimeConfig {
         /**
          * Whether a {@code LockNotAcquiredException} escaping a REST resource method becomes an HTTP answer, when
          * {@code quarkus-rest} is present: {@code BUSY} and {@code DEADLOCK} 409 Conflict, {@code POOL_EXHAUSTED} 503
-         * with {@code Retry-After: 1}, {@code DATABASE_ERROR} and {@code READ_ONLY} 503 with {@code Retry-After: 5}, and
-         * a JSON body {@code {"lock", "reason", "waitedMs"}}. An application's own exception mapper of it wins. Off by
+         * with {@code Retry-After: 1}, {@code DATABASE_ERROR} and {@code READ_ONLY} 503 with {@code Retry-After: 5},
+         * {@code INTERRUPTED} 503 without it, and a JSON body {@code {"lock", "reason", "waitedMs"}}. An application's own
+         * exception mapper of it wins. Off by
          * default: without it the exception is a 500, as any other.
          */
         @WithDefault("false")

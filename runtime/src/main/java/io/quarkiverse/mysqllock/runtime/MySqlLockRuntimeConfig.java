@@ -32,10 +32,10 @@ public interface MySqlLockRuntimeConfig {
 
     /**
      * Whether the database is replicated, for {@code mode=auto}. {@code true} picks the LEASE engine; {@code false}
-     * skips replication detection and picks NAMED, except on a Galera node or a read-only server, where named locks
-     * cannot work (LEASE, and the start-up line says why). Unset: detected from the JDBC URL (replication, load-balance,
-     * multi-host) and from what the server reports (Galera, group replication, a running replica thread, connected
-     * replicas).
+     * skips replication detection and picks NAMED, except on a Galera node, a member of a multi-primary Group
+     * Replication group or a read-only server, where named locks cannot work (LEASE, and the start-up line says why).
+     * Unset: detected from the JDBC URL (replication, load-balance, multi-host) and from what the server reports
+     * (Galera, group replication, a running replica thread, connected replicas).
      */
     Optional<Boolean> replication();
 

@@ -14,9 +14,10 @@ import io.quarkus.runtime.configuration.ConfigurationException;
  * <p>
  * The inequalities that keep a lock exclusive, which {@link #of} checks or which hold by construction:
  * <ol>
- * <li>{@code 2 x (renewInterval + lossMargin) <= ttl}: a lease is renewed twice before its holder counts it lost, each
- * renewal with a loss margin of room for its statement and its scheduling (the renewals run with a fixed delay after
- * the last one ended), so that one renewal that fails, or comes late, costs no lease. Checked.</li>
+ * <li>{@code 2 x (renewInterval + lossMargin) <= ttl}: two renewal intervals, and a loss margin of room for the
+ * renewals' statements and their scheduling (they run with a fixed delay after the last one ended), fit before the
+ * holder counts its lease lost (its own loss margin before the end), so that one renewal that fails, or comes late,
+ * costs no lease. Checked.</li>
  * <li>{@code lossMargin = min(ttl / 10, 250 ms) > 0}: a holder counts its lease lost this much before its confirmed end
  * by its own monotonic clock, which it read before sending the statement that set the end ({@link #lossMargin}).</li>
  * <li>{@code watchMargin(length) = max(lossMargin(length), length / 20)}: a watcher waits this much longer than a
@@ -108,8 +109,8 @@ public final class LockTimings {
             throw new ConfigurationException(key.apply("lease.renew-interval") + "=" + renew.toMillis()
                     + "ms leaves no time for a second renewal: a holder counts its lease lost " + holderMargin.toMillis()
                     + " ms before its end (a tenth of " + key.apply("lease.ttl") + "=" + ttl.toMillis() + "ms, at most"
-                    + " 250 ms), and every lease must be renewed twice before then, each renewal with as much again of"
-                    + " room for its statement, so that one renewal that fails or comes late costs no lease. Set "
+                    + " 250 ms), and two renewal intervals and as much again of room for their statements must fit"
+                    + " before then, so that one renewal that fails or comes late costs no lease. Set "
                     + key.apply("lease.renew-interval") + " to at most " + longest.toMillis() + "ms (unset, it is a"
                     + " third of the ttl), or raise " + key.apply("lease.ttl") + " to at least "
                     + renew.plus(holderMargin).multipliedBy(2).toMillis() + "ms");

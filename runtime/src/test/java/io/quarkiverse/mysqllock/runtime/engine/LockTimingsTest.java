@@ -96,9 +96,9 @@ class LockTimingsTest {
                 .isInstanceOf(ConfigurationException.class)
                 .hasMessage("quarkus.mysql-lock.lease.renew-interval=15000ms leaves no time for a second renewal: a"
                         + " holder counts its lease lost 250 ms before its end (a tenth of quarkus.mysql-lock.lease.ttl"
-                        + "=30000ms, at most 250 ms), and every lease must be renewed twice before then, each renewal"
-                        + " with as much again of room for its statement, so that one renewal that fails or comes late"
-                        + " costs no lease. Set quarkus.mysql-lock.lease.renew-interval to at most 14750ms (unset, it is"
+                        + "=30000ms, at most 250 ms), and two renewal intervals and as much again of room for their"
+                        + " statements must fit before then, so that one renewal that fails or comes late costs no"
+                        + " lease. Set quarkus.mysql-lock.lease.renew-interval to at most 14750ms (unset, it is"
                         + " a third of the ttl), or raise quarkus.mysql-lock.lease.ttl to at least 30500ms");
         assertThatThrownBy(() -> of(Duration.ofSeconds(3), Duration.ofMillis(1_600)))
                 .isInstanceOf(ConfigurationException.class).hasMessageContaining("at most 1250ms");
