@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockNotAcquiredException.Reason;
+import io.quarkiverse.mysqllock.runtime.engine.Refusals;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 
 /**
@@ -147,8 +148,7 @@ final class SharedSessions {
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            throw new LockNotAcquiredException(name, Duration.ZERO, Reason.INTERRUPTED, null,
-                    "Interrupted while waiting for a shared lock connection for lock '" + name + "'", e);
+            throw Refusals.callerInterrupted(name, Duration.ZERO, e);
         }
         PinnedSession last = lastShared.get();
         return last != null && idleShared.remove(last) ? last : idleShared.poll();
