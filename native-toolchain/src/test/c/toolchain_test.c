@@ -61,9 +61,18 @@ static void cpuFeatures(void) {
     {"avx512f", f.fAVX512F}, {"avx512bw", f.fAVX512BW}, {"avx512vl", f.fAVX512VL}, {"clwb", f.fCLWB},
     {"clflushopt", f.fFLUSHOPT}, {"rdtscp", f.fRDTSCP}, {"hypervisor", f.fHV},
   };
+  /*
+   * A flag the kernel lists must be found. The converse does not hold everywhere: a kernel or hypervisor may leave out
+   * of /proc/cpuinfo a feature that CPUID reports and the CPU has (a Firecracker VM on AMD EPYC, kernel 6.18, lists no
+   * abm while CPUID and HotSpot's -Xlog:os+cpu report lzcnt), so such a flag is printed, not failed.
+   */
   for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-    CHECK(cpuinfoHas(pairs[i].flag) == pairs[i].value, "cpu flag %s: /proc/cpuinfo says %d, cpuid %d",
-          pairs[i].flag, cpuinfoHas(pairs[i].flag), pairs[i].value);
+    int listed = cpuinfoHas(pairs[i].flag);
+    CHECK(!listed || pairs[i].value, "cpu flag %s: /proc/cpuinfo lists it, cpuid %d", pairs[i].flag, pairs[i].value);
+    if (!listed && pairs[i].value) {
+      printf("cpu flag %s: reported by cpuid, not listed by /proc/cpuinfo (hidden by the kernel or hypervisor)\n",
+             pairs[i].flag);
+    }
   }
   /* The image passes the complement of what it requires: all ones requires nothing. */
   unsigned char mask[sizeof(CPUFeatures)];
@@ -78,7 +87,7 @@ static void cpuFeatures(void) {
     mask[absent] = 0xFE;
     CHECK(checkCPUFeatures((const char *) mask) != 0, "an absent feature (byte %zu) required must fail", absent);
   }
-  puts("cpu features: agree with /proc/cpuinfo; the required-features check passes and fails as it must");
+  puts("cpu features: every flag /proc/cpuinfo lists is found; the required-features check passes and fails as it must");
 }
 
 static void timeZone(void) {
