@@ -226,7 +226,10 @@ public interface LockManager {
      */
     Optional<LockInfo> inspect(String name);
 
-    /** The engine in use. */
+    /**
+     * The engine in use. When the database did not answer as the application started, the engine is chosen at first
+     * use: until then this asks the database, and throws as {@link #isLocked(String)} does when it does not answer.
+     */
     LockMode mode();
 
     /** The locks this instance holds now; answered from memory, without a statement. */

@@ -134,7 +134,7 @@ public class FaultWorker {
         }
         if (workload.equals("leader")) {
             leaders.start(id, names);
-            LOG.infof("Fault worker %s ready: elections of %s (%s engine)", id, names, locks.mode());
+            LOG.infof("Fault worker %s ready: elections of %s (%s engine)", id, names, engineInUse());
             return;
         }
         for (int t = 1; t <= threads; t++) {
@@ -143,7 +143,7 @@ public class FaultWorker {
             running.add(worker);
             worker.start();
         }
-        LOG.infof("Fault worker %s ready: %d threads on %s (%s engine)", id, threads, names, locks.mode());
+        LOG.infof("Fault worker %s ready: %d threads on %s (%s engine)", id, threads, names, engineInUse());
     }
 
     void shutdown(@Observes ShutdownEvent event) {
@@ -482,6 +482,22 @@ public class FaultWorker {
             held.clear();
         }
         return Map.of("held", most, "pool", size);
+    }
+
+    /**
+     * The engine in use. A worker restarted during a fault (or on a machine so busy that a new connection takes over
+     * connection-wait to open) starts with the engine not chosen yet, and {@code mode()} then asks the database again:
+     * it is asked until it answers, as an application would; the controller's deadline for the ready line bounds it.
+     */
+    private Object engineInUse() {
+        while (true) {
+            try {
+                return locks.mode();
+            } catch (LockNotAcquiredException | IllegalStateException e) {
+                LOG.infof("Engine not chosen yet (%s); asking again", e.getMessage());
+                pauseAfterError();
+            }
+        }
     }
 
     private void pauseAfterError() {

@@ -44,6 +44,9 @@ class DatabaseDownAtStartTest {
                         .isInstanceOfSatisfying(LockNotAcquiredException.class,
                                 e -> assertThat(e.reason()).isEqualTo(LockNotAcquiredException.Reason.DATABASE_ERROR))
                         .hasMessageContaining("down:lock").hasMessageContaining("datasource 'standalone'");
+                // the engine is not chosen yet: asking which one it is asks the database, and fails as a query does
+                assertThatThrownBy(instance.locks::mode).isInstanceOfAny(LockNotAcquiredException.class,
+                        IllegalStateException.class);
 
                 proxy.heal();
                 LockApp.await("health to come UP", Duration.ofSeconds(10), () -> instance.locks.health().isUp());
