@@ -20,7 +20,8 @@ import io.quarkus.test.QuarkusUnitTest;
 
 /**
  * Many threads taking many new leases at once, on a small pool (20 connections): a lease needs a connection only per
- * statement, and concurrent first uses of new names (seeding rows next to each other) neither deadlock nor starve.
+ * statement, and concurrent first uses of new names (seeding rows next to each other) neither deadlock nor starve: a
+ * thread that waited out its 30 s for a free name would fail. How fast they go is the benchmarks' to say, not a test's.
  */
 class ManyLeasesTest {
 
@@ -36,7 +37,6 @@ class ManyLeasesTest {
             ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
             ConcurrentLinkedQueue<LockHandle> handles = new ConcurrentLinkedQueue<>();
             CountDownLatch done = new CountDownLatch(threads);
-            long start = System.nanoTime();
             List<Thread> workers = new ArrayList<>();
             for (int t = 0; t < threads; t++) {
                 int thread = t;
@@ -58,8 +58,6 @@ class ManyLeasesTest {
             assertThat(failures).isEmpty();
             assertThat(handles).hasSize(threads * each);
             assertThat(handles).allMatch(LockHandle::isValid);
-            assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("seconds to take them all")
-                    .isLessThan(30);
             handles.forEach(LockHandle::release);
         }
     }

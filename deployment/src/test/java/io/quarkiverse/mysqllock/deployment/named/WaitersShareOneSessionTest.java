@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -17,6 +20,7 @@ import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.StandaloneLocks;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig.Mode;
+import io.quarkiverse.mysqllock.runtime.engine.LocalGate;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkus.test.QuarkusUnitTest;
@@ -43,6 +47,13 @@ class WaitersShareOneSessionTest {
             AtomicInteger inside = new AtomicInteger();
             AtomicInteger overlaps = new AtomicInteger();
             List<CompletableFuture<Void>> threads = new ArrayList<>();
+            List<Thread> waiterThreads = new CopyOnWriteArrayList<>();
+            Executor ownThread = work -> {
+                Thread thread = new Thread(work, "hot-waiter");
+                thread.setDaemon(true);
+                waiterThreads.add(thread);
+                thread.start();
+            };
             for (int i = 0; i < WAITERS; i++) {
                 threads.add(Background.run(() -> {
                     try (LockHandle handle = waiters.locks.acquire("hot", Duration.ofSeconds(60))) {
@@ -52,12 +63,13 @@ class WaitersShareOneSessionTest {
                         granted.incrementAndGet();
                         inside.decrementAndGet();
                     }
-                }));
+                }, ownThread));
             }
             LockApp.await("a waiter to wait on the server", Duration.ofSeconds(10),
                     () -> ServerState.waitingInGetLock() >= 1);
-            // every waiter had time to ask; one waits on the server, the others in the JVM
-            TimeUnit.MILLISECONDS.sleep(500);
+            // every waiter has asked: one waits on the server, the others in the JVM, at the name's gate
+            LockApp.await("the other waiters to wait at the name's gate in the JVM", Duration.ofSeconds(30),
+                    () -> waiterThreads.stream().filter(WaitersShareOneSessionTest::waitsAtTheGate).count() == WAITERS - 1);
             assertThat(ServerState.waitingInGetLock()).as("sessions waiting on the server").isOne();
             // the shared connections their first, immediate tries used go back a moment later: one is left
             LockApp.await("the waiters to keep one connection, " + engine.describePinned(), Duration.ofSeconds(30),
@@ -70,5 +82,10 @@ class WaitersShareOneSessionTest {
             assertThat(granted.get()).isEqualTo(WAITERS);
             assertThat(overlaps.get()).isZero();
         }
+    }
+
+    private static boolean waitsAtTheGate(Thread thread) {
+        return Arrays.stream(thread.getStackTrace()).anyMatch(
+                frame -> frame.getClassName().equals(LocalGate.class.getName()) && frame.getMethodName().equals("pass"));
     }
 }
