@@ -403,7 +403,8 @@ public class FaultWorker {
                 journal("S", sections.get(i), names.get(i), fences[i], acquiredAt, requestedAt);
             } catch (RuntimeException e) {
                 // Lost before its token, or (NAMED) no token could be issued, the database read-only or unreachable
-                // and the lock still held: the section ends without a write, and at the release like the others.
+                // and the lock not known to be lost: the section ends without a write, and at the release like the
+                // others.
                 boolean lost = e instanceof LockLostException;
                 if (!lost) {
                     LOG.warnf("%s: %s", sections.get(i), e);

@@ -148,14 +148,15 @@ final class FaultChecker {
     }
 
     /**
-     * A hold delivered after its lease had ended: its holder asked before the other was granted the name, was paused
-     * inside acquire() past its lease's end (the other took the name over by observed expiry meanwhile), and got a hold
-     * lost at delivery: told, no fencing token, nothing written. It overlapped nobody; its local times mislead, and
-     * without a fence the fences cannot order the two.
+     * A hold lost before it was delivered: its holder asked before the other was granted the name, and its grant was
+     * lost before acquire() returned: LEASE, paused inside acquire() past its lease's end (the other took the name over
+     * by observed expiry meanwhile); NAMED, its session ended by a fault as the grant came back (the server then
+     * granted the name to the other). Told, no fencing token (found lost, or none could be issued), nothing written.
+     * It overlapped nobody; its local times mislead, and without a fence the fences cannot order the two.
      */
     private static boolean deliveredLost(Section later, Section earlier) {
-        return later.fence == 0 && "lost-before-write".equals(later.outcome) && later.told()
-                && later.requestedAt < earlier.acquiredAt;
+        return later.fence == 0 && ("lost-before-write".equals(later.outcome) || "no-fence".equals(later.outcome))
+                && later.told() && later.requestedAt < earlier.acquiredAt;
     }
 
     private static String explain(Section a, Section b) {

@@ -77,6 +77,62 @@ class FaultCheckerTest {
         assertThat(checker.figures.get("unsafe overlaps")).isEqualTo(0L);
     }
 
+    /**
+     * From a 10-minute NAMED fault run beside a busy build (a network cut of w1.7): w1.7 asked 9 ms before w3.4, the
+     * server granted it the name first, and the cut ended its session as the grant came back; the server then granted
+     * the name to w3.4, whose acquire() returned 0.2 ms before w1.7's. w1.7 got no fencing token (its connections
+     * failed), wrote nothing, and was told at its release; w3.4 wrote under its fence. Local times put w3.4 first, but
+     * it was never overlapped: the NAMED form of a hold delivered lost.
+     */
+    @Test
+    void aHoldWhoseSessionDiedBeforeItsDeliveryOverlapsNobody(@TempDir Path journals) throws IOException {
+        Files.writeString(journals.resolve("w1.7.tsv"), """
+                S\tw1.7-t2-18\thot-3\t0\t1796198867445743\t1796198867079883
+                E\tw1.7-t2-18\tno-fence\t1796198867451453\t1796198867451453
+                R\tw1.7-t2-18\t1796198867490547
+                L\tw1.7-t2-18\t1796198867490975\tCONNECTION_LOST
+                """);
+        Files.writeString(journals.resolve("w3.4.tsv"), """
+                S\tw3.4-t8-502b\thot-3\t6819\t1796198867445539\t1796198867089120
+                E\tw3.4-t8-502b\taccepted\t1796198867469498\t1796198867469499\t1796198867467390
+                R\tw3.4-t8-502b\t1796198867471040
+                """);
+        FaultHistory history = new FaultHistory(journals).refresh();
+        history.load(List.of(new Write(21019, "hot-3", 6819, "w3.4-t8-502b", 1796198867468866L)), Map.of("hot-3", 1L));
+
+        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-3"), 5_000_000,
+                1_500_000).check();
+
+        assertThat(checker.violations).isEmpty();
+        assertThat(checker.figures.get("unsafe overlaps")).isEqualTo(0L);
+    }
+
+    /**
+     * The same without the head start: w1.7 asked after w3.4 was granted the name, so nothing says the server granted
+     * w1.7 first, and a token-less holder running beside a holder never told stays an unsafe overlap.
+     */
+    @Test
+    void aTokenLessHolderThatAskedAfterTheGrantIsStillUnsafe(@TempDir Path journals) throws IOException {
+        Files.writeString(journals.resolve("w1.7.tsv"), """
+                S\tw1.7-t2-18\thot-3\t0\t1796198867445743\t1796198867445600
+                E\tw1.7-t2-18\tno-fence\t1796198867451453\t1796198867451453
+                R\tw1.7-t2-18\t1796198867490547
+                L\tw1.7-t2-18\t1796198867490975\tCONNECTION_LOST
+                """);
+        Files.writeString(journals.resolve("w3.4.tsv"), """
+                S\tw3.4-t8-502b\thot-3\t6819\t1796198867445539\t1796198867089120
+                E\tw3.4-t8-502b\taccepted\t1796198867469498\t1796198867469499\t1796198867467390
+                R\tw3.4-t8-502b\t1796198867471040
+                """);
+        FaultHistory history = new FaultHistory(journals).refresh();
+        history.load(List.of(new Write(21019, "hot-3", 6819, "w3.4-t8-502b", 1796198867468866L)), Map.of("hot-3", 1L));
+
+        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-3"), 5_000_000,
+                1_500_000).check();
+
+        assertThat(checker.violations).anyMatch(v -> v.startsWith("Unsafe overlap on 'hot-3'"));
+    }
+
     @Test
     void anEarlierHolderWritingAfterTheLaterHolderIsUnsafe(@TempDir Path journals) throws IOException {
         Files.writeString(journals.resolve("w1.1.tsv"), """

@@ -92,7 +92,8 @@ final class FenceIssuer {
                 connections.readOnlyFound("fencing token of lock '" + lock.name + "'");
             }
             throw new IllegalStateException("Lock '" + lock.name + "': no fencing token could be issued (the lock is"
-                    + " still held): " + SqlErrors.describe(e), e);
+                    + " not known to be lost: isValid() and its loss listeners tell if it is): " + SqlErrors.describe(e),
+                    e);
         } catch (RuntimeException e) {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled()); // in an unknown state: never back to the pool
