@@ -86,22 +86,7 @@ class FaultCheckerTest {
      */
     @Test
     void aHoldWhoseSessionDiedBeforeItsDeliveryOverlapsNobody(@TempDir Path journals) throws IOException {
-        Files.writeString(journals.resolve("w1.7.tsv"), """
-                S\tw1.7-t2-18\thot-3\t0\t1796198867445743\t1796198867079883
-                E\tw1.7-t2-18\tno-fence\t1796198867451453\t1796198867451453
-                R\tw1.7-t2-18\t1796198867490547
-                L\tw1.7-t2-18\t1796198867490975\tCONNECTION_LOST
-                """);
-        Files.writeString(journals.resolve("w3.4.tsv"), """
-                S\tw3.4-t8-502b\thot-3\t6819\t1796198867445539\t1796198867089120
-                E\tw3.4-t8-502b\taccepted\t1796198867469498\t1796198867469499\t1796198867467390
-                R\tw3.4-t8-502b\t1796198867471040
-                """);
-        FaultHistory history = new FaultHistory(journals).refresh();
-        history.load(List.of(new Write(21019, "hot-3", 6819, "w3.4-t8-502b", 1796198867468866L)), Map.of("hot-3", 1L));
-
-        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-3"), 5_000_000,
-                1_500_000).check();
+        FaultChecker checker = networkCutOfW17(journals, 1796198867079883L);
 
         assertThat(checker.violations).isEmpty();
         assertThat(checker.figures.get("unsafe overlaps")).isEqualTo(0L);
@@ -113,12 +98,19 @@ class FaultCheckerTest {
      */
     @Test
     void aTokenLessHolderThatAskedAfterTheGrantIsStillUnsafe(@TempDir Path journals) throws IOException {
+        FaultChecker checker = networkCutOfW17(journals, 1796198867445600L);
+
+        assertThat(checker.violations).anyMatch(v -> v.startsWith("Unsafe overlap on 'hot-3'"));
+    }
+
+    /** The run's journal lines of the network cut of w1.7, with w1.7's request at {@code w17RequestedAt}; checked. */
+    private static FaultChecker networkCutOfW17(Path journals, long w17RequestedAt) throws IOException {
         Files.writeString(journals.resolve("w1.7.tsv"), """
-                S\tw1.7-t2-18\thot-3\t0\t1796198867445743\t1796198867445600
+                S\tw1.7-t2-18\thot-3\t0\t1796198867445743\t%d
                 E\tw1.7-t2-18\tno-fence\t1796198867451453\t1796198867451453
                 R\tw1.7-t2-18\t1796198867490547
                 L\tw1.7-t2-18\t1796198867490975\tCONNECTION_LOST
-                """);
+                """.formatted(w17RequestedAt));
         Files.writeString(journals.resolve("w3.4.tsv"), """
                 S\tw3.4-t8-502b\thot-3\t6819\t1796198867445539\t1796198867089120
                 E\tw3.4-t8-502b\taccepted\t1796198867469498\t1796198867469499\t1796198867467390
@@ -126,11 +118,8 @@ class FaultCheckerTest {
                 """);
         FaultHistory history = new FaultHistory(journals).refresh();
         history.load(List.of(new Write(21019, "hot-3", 6819, "w3.4-t8-502b", 1796198867468866L)), Map.of("hot-3", 1L));
-
-        FaultChecker checker = new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-3"), 5_000_000,
-                1_500_000).check();
-
-        assertThat(checker.violations).anyMatch(v -> v.startsWith("Unsafe overlap on 'hot-3'"));
+        return new FaultChecker(LockMode.NAMED, false, history, List.of(), List.of("hot-3"), 5_000_000, 1_500_000)
+                .check();
     }
 
     @Test
