@@ -26,6 +26,7 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
 import io.quarkiverse.mysqllock.runtime.engine.HoldLeaks;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
+import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
@@ -71,7 +72,8 @@ class MySqlLockProcessor {
      */
     @BuildStep
     NativeImageResourceBuildItem ddlResource() {
-        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, LockTable.LIQUIBASE_CHANGELOG);
+        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, JobTable.DDL_RESOURCE,
+                LockTable.LIQUIBASE_CHANGELOG);
     }
 
     /**

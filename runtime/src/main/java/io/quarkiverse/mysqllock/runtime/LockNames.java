@@ -12,7 +12,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.Owner;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
-import io.quarkiverse.mysqllock.runtime.features.TickClaims;
+import io.quarkiverse.mysqllock.runtime.jobs.JobClaims;
 import io.quarkus.runtime.BlockingOperationControl;
 
 /**
@@ -39,9 +39,9 @@ public final class LockNames {
 
     /**
      * The lock table rows where scheduled {@code @Locked} methods record their ticks are named {@code tick@<lock name>}
-     * ({@link TickClaims}): no lock may have a name that begins so, or it would share a job's row.
+     * ({@link JobClaims}): no lock may have a name that begins so, or it would share a job's row.
      */
-    public static final String TICK_ROW_PREFIX = TickClaims.ROW_PREFIX;
+    public static final String TICK_ROW_PREFIX = JobClaims.ROW_PREFIX;
 
     private final String prefix;
 

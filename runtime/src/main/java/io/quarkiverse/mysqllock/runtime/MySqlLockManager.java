@@ -47,9 +47,9 @@ import io.quarkiverse.mysqllock.runtime.features.LongHolds;
 import io.quarkiverse.mysqllock.runtime.features.MethodLock;
 import io.quarkiverse.mysqllock.runtime.features.PrimitiveHandle;
 import io.quarkiverse.mysqllock.runtime.features.TableRecords;
-import io.quarkiverse.mysqllock.runtime.features.TickClaims;
 import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
+import io.quarkiverse.mysqllock.runtime.jobs.JobClaims;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
@@ -211,7 +211,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * arms {@code interruptOnLoss} for the method's body only.
      *
      * @param tick the scheduled fire time of this run in epoch milliseconds, for a scheduled method that claims its
-     *        ticks ({@link TickClaims}); null otherwise
+     *        ticks ({@link JobClaims}); null otherwise
      */
     public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, Long tick) {
         LockRequest request = names.request("acquire", name, options, whenBusy, defaultWait);
@@ -250,16 +250,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /**
      * A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed: that waits at
-     * least {@link TickClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
+     * least {@link JobClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
      */
     private ControlledHandle methodLock(String name, LockRequest request, Long tick) {
         if (tick == null) {
             return engine.acquire(request);
         }
-        LockRequest waiting = request.waitNanos() >= TickClaims.LATE_TRIGGER_GRACE.toNanos() ? request
-                : new LockRequest(request.lock(), TickClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
+        LockRequest waiting = request.waitNanos() >= JobClaims.LATE_TRIGGER_GRACE.toNanos() ? request
+                : new LockRequest(request.lock(), JobClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
                         request.owner(), request.atMostForNanos());
-        return records.ticks().acquire(name, names.tickRow(name), tick,
+        return records.ticks().acquire(name, request.lock().serverName(), names.tickRow(name), tick,
                 () -> engine.acquire(waiting));
     }
 

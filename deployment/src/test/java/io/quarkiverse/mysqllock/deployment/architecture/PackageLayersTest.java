@@ -27,9 +27,10 @@ class PackageLayersTest {
             "runtime");
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-            Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "lease", "memory", "metrics", "named",
-                    "table", "topology", "tracing")),
-            Map.entry("features", Set.of("coordination", "engine", "jdbc", "memory", "named", "table")),
+            Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "jobs", "lease", "memory", "metrics",
+                    "named", "table", "topology", "tracing")),
+            Map.entry("features", Set.of("coordination", "engine", "jdbc", "jobs", "memory", "named", "table")),
+            Map.entry("jobs", Set.of("engine", "jdbc", "memory", "table")),
             Map.entry("memory", Set.of("engine", "jdbc", "table")),
             Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc")),

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import liquibase.Contexts;
@@ -25,16 +26,18 @@ import liquibase.database.jvm.JdbcConnection;
 import liquibase.resource.ClassLoaderResourceAccessor;
 
 /**
- * The lock table's migrations as shipped in the runtime jar, run by the real tools: Flyway with the location
- * {@code classpath:io/quarkiverse/mysqllock/schema} and Liquibase with its changelog create the very table the extension
- * creates (same columns, types, defaults, collations, key), which the extension then accepts with
- * {@code create-table=false}; running either again, or Liquibase where the extension already made the table, changes
- * nothing and fails nothing.
+ * The migrations of the lock table and the jobs table as shipped in the runtime jar, run by the real tools: Flyway with
+ * the location {@code classpath:io/quarkiverse/mysqllock/schema} and Liquibase with its changelog create the very tables
+ * the extension creates (same columns, types, defaults, collations, key), which the extension then accepts with
+ * {@code create-table=false}; running either again, or Liquibase where the extension already made the tables, changes
+ * nothing and fails nothing. An upgrade from a version without the jobs table (Liquibase having run its change set of
+ * the lock table) adds the jobs table.
  */
 class SchemaMigrationsTest {
 
     private static final List<String> SCHEMAS = List.of("lock_reference", "lock_flyway", "lock_liquibase",
-            "lock_liquibase_after");
+            "lock_liquibase_after", "lock_liquibase_upgrade");
+    private static final List<String> TABLES = List.of("mysql_lock", "mysql_lock_job");
     private static TestDatabase server;
 
     @BeforeAll
@@ -45,8 +48,11 @@ class SchemaMigrationsTest {
             server.execute("CREATE DATABASE " + schema);
         }
         // what the extension itself creates
-        run(in("lock_reference"), new LockTable("mysql_lock", true).ddl());
-        run(in("lock_liquibase_after"), new LockTable("mysql_lock", true).ddl());
+        LockTable locks = new LockTable("mysql_lock", true);
+        run(in("lock_reference"), locks.ddl());
+        run(in("lock_reference"), new JobTable(locks).ddl());
+        run(in("lock_liquibase_after"), locks.ddl());
+        run(in("lock_liquibase_after"), new JobTable(locks).ddl());
     }
 
     @AfterAll
@@ -59,9 +65,9 @@ class SchemaMigrationsTest {
         TestDatabase db = in("lock_flyway");
         Flyway flyway = Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
                 .locations("classpath:" + LockTable.SCHEMA_LOCATION).load();
-        assertThat(flyway.migrate().migrationsExecuted).as("migrations run the first time").isEqualTo(1);
+        assertThat(flyway.migrate().migrationsExecuted).as("migrations run the first time").isEqualTo(2);
         assertThat(flyway.migrate().migrationsExecuted).as("migrations run again").isZero();
-        assertThat(table(db)).isEqualTo(table(in("lock_reference"))).isNotEmpty();
+        assertSameTables(db);
         assertAccepted(db);
     }
 
@@ -70,9 +76,9 @@ class SchemaMigrationsTest {
         TestDatabase db = in("lock_liquibase");
         update(db);
         update(db);
-        assertThat(table(db)).isEqualTo(table(in("lock_reference"))).isNotEmpty();
-        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-table'"
-                + " AND EXECTYPE = 'EXECUTED'")).isEqualTo(1);
+        assertSameTables(db);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN ('quarkus-mysql-lock-table',"
+                + " 'quarkus-mysql-lock-job-table') AND EXECTYPE = 'EXECUTED'")).isEqualTo(2);
         assertAccepted(db);
     }
 
@@ -81,9 +87,33 @@ class SchemaMigrationsTest {
         TestDatabase db = in("lock_liquibase_after");
         db.execute("INSERT INTO mysql_lock (name, fence) VALUES ('kept', 41)");
         update(db);
-        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-table'"
-                + " AND EXECTYPE = 'MARK_RAN'")).isEqualTo(1);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN ('quarkus-mysql-lock-table',"
+                + " 'quarkus-mysql-lock-job-table') AND EXECTYPE = 'MARK_RAN'")).isEqualTo(2);
         assertThat(db.queryLong("SELECT fence FROM mysql_lock WHERE name = 'kept'")).isEqualTo(41);
+    }
+
+    /**
+     * A database where Liquibase ran the changelog of a version without the jobs table (its one change set, of the lock
+     * table): the update adds the jobs table, and keeps the lock table's rows.
+     */
+    @Test
+    void liquibaseAddsTheJobsTableToADatabaseOfAnEarlierVersion() throws Exception {
+        TestDatabase db = in("lock_liquibase_upgrade");
+        update(db);
+        db.execute("DROP TABLE mysql_lock_job");
+        db.execute("DELETE FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-job-table'");
+        db.execute("INSERT INTO mysql_lock (name, fence) VALUES ('kept', 42)");
+        update(db);
+        assertSameTables(db);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-job-table'"
+                + " AND EXECTYPE = 'EXECUTED'")).isEqualTo(1);
+        assertThat(db.queryLong("SELECT fence FROM mysql_lock WHERE name = 'kept'")).isEqualTo(42);
+    }
+
+    private static void assertSameTables(TestDatabase db) throws SQLException {
+        for (String table : TABLES) {
+            assertThat(table(db, table)).as(table).isEqualTo(table(in("lock_reference"), table)).isNotEmpty();
+        }
     }
 
     private static void update(TestDatabase db) throws Exception {
@@ -102,16 +132,18 @@ class SchemaMigrationsTest {
     }
 
     /** Every column with its type, nullability, default, collation, and the key. */
-    private static List<String> table(TestDatabase db) throws SQLException {
+    private static List<String> table(TestDatabase db, String table) throws SQLException {
         List<String> shape = new ArrayList<>();
         try (Connection connection = db.connect();
                 PreparedStatement columns = connection.prepareStatement("SELECT COLUMN_NAME, COLUMN_TYPE, IS_NULLABLE,"
                         + " COLUMN_DEFAULT, COLLATION_NAME, COLUMN_KEY FROM information_schema.COLUMNS WHERE"
-                        + " TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'mysql_lock' ORDER BY ORDINAL_POSITION");
-                ResultSet rs = columns.executeQuery()) {
-            while (rs.next()) {
-                shape.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getString(3) + " " + rs.getString(4) + " "
-                        + rs.getString(5) + " " + rs.getString(6));
+                        + " TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? ORDER BY ORDINAL_POSITION")) {
+            columns.setString(1, table);
+            try (ResultSet rs = columns.executeQuery()) {
+                while (rs.next()) {
+                    shape.add(rs.getString(1) + " " + rs.getString(2) + " " + rs.getString(3) + " " + rs.getString(4)
+                            + " " + rs.getString(5) + " " + rs.getString(6));
+                }
             }
         }
         return shape;

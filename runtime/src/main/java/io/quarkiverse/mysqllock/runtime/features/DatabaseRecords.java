@@ -5,6 +5,7 @@ import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.jobs.JobClaims;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 
 /**
@@ -17,17 +18,17 @@ public final class DatabaseRecords {
     private final TableRecords records;
     private final TransactionScopedLocks transactionLocks;
     private final Supplier<LockEngine> engine;
-    private final TickClaims ticks;
+    private final JobClaims ticks;
 
     /** @param records the lock table's records and {@code transactionLocks} null for the in-memory engine */
     public DatabaseRecords(TableRecords records, TransactionScopedLocks transactionLocks, Supplier<LockEngine> engine) {
         this.records = records;
         this.transactionLocks = transactionLocks;
         this.engine = engine;
-        this.ticks = new TickClaims(records, engine);
+        this.ticks = new JobClaims(records == null ? null : records.jobs(), engine);
     }
 
-    public TickClaims ticks() {
+    public JobClaims ticks() {
         return ticks;
     }
 

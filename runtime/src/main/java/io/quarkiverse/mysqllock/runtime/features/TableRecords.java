@@ -9,27 +9,27 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jobs.DatabaseJobs;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
-import io.quarkiverse.mysqllock.runtime.table.TickRows;
 import io.quarkiverse.mysqllock.runtime.table.UnusedRows;
 
 /**
  * What the lock table records beside locks: cluster-wide run-once completions (the lock of the name, and a completion
- * time in its row), the last tick each scheduled job ran, each semaphore's number of permits, and the removal of rows
+ * time in its row), the jobs table of scheduled jobs, each semaphore's number of permits, and the removal of rows
  * nobody uses any more.
  */
 public final class TableRecords {
 
     private final ConnectionSource connections;
     private final LockTable table;
-    private final TickRows ticks;
+    private final DatabaseJobs jobs;
     /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds: what a purge may remove of an owned row. */
     private final long longDeadMicros;
 
     public TableRecords(ConnectionSource connections, LockTable table, long longDeadMicros) {
         this.connections = connections;
         this.table = table;
-        this.ticks = new TickRows(table);
+        this.jobs = new DatabaseJobs(connections, table);
         this.longDeadMicros = longDeadMicros;
     }
 
@@ -67,22 +67,9 @@ public final class TableRecords {
         return ran;
     }
 
-    /**
-     * Claims a tick of a scheduled job whose lock {@code name} the caller holds: true exactly once per tick across the
-     * cluster, and false for a tick claimed already, or settled ({@link TickRows#claimable}).
-     *
-     * @param tickRow the lock table row of the job's ticks
-     * @param tick the tick's scheduled fire time, in epoch milliseconds
-     */
-    public boolean claimTick(String name, String tickRow, long tick) {
-        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> ticks.claim(borrowed.raw(), tickRow, tick)));
-    }
-
-    /** Whether this tick of a scheduled job was claimed already, or is settled (a read; false without a row). */
-    public boolean tickClaimed(String name, String tickRow, long tick) {
-        return withStatements(name, borrowed -> table.withTable(borrowed.raw(),
-                () -> ticks.claimed(borrowed.raw(), tickRow, tick)));
+    /** The jobs table of this datasource. */
+    public DatabaseJobs jobs() {
+        return jobs;
     }
 
     /**

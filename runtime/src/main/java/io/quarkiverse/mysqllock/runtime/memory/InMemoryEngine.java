@@ -24,7 +24,6 @@ import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.engine.Refusals;
-import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
  * The in-process engine of {@code quarkus.mysql-lock.in-memory}, for tests and dev mode only (the build refuses
@@ -43,6 +42,7 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
     private final String dataSourceName;
     private final String identity;
     private final Map<String, Slot> server;
+    private final MemoryJobs jobs;
     private final Map<String, MemLock> mine = new ConcurrentHashMap<>();
     private final LossNotifier notifier;
     private final HoldCaps<MemLock> caps;
@@ -52,6 +52,7 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
         this.dataSourceName = dataSourceName;
         this.identity = identity;
         this.server = SERVERS.computeIfAbsent(dataSourceName, ignored -> new ConcurrentHashMap<>());
+        this.jobs = MemoryJobs.of(dataSourceName);
         this.notifier = new LossNotifier(metrics, LockMode.LEASE);
         this.caps = new HoldCaps<>("mysql-lock-in-memory-", Runnable::run, lock -> lose(lock,
                 LockLostException.Reason.LEASE_EXPIRED, capMessage(lock)));
@@ -61,36 +62,11 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
     private static final class Slot {
         MemLock holder;
         long fence;
-        /** A tick row's settled mark ({@link TickRows#claimable}). */
-        long settled;
     }
 
-    /**
-     * Whether this tick of a scheduled job was claimed already, or is settled: kept as the database keeps it, the latest
-     * tick claimed as the fence of the row {@code tickRow}, with its settled mark ({@link TickRows#claimable}).
-     */
-    public boolean tickClaimed(String tickRow, long tick) {
-        Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
-        synchronized (slot) {
-            return !TickRows.claimable(tick, slot.fence, slot.settled);
-        }
-    }
-
-    /** Claims a scheduled job's tick: false if it was claimed already, or is settled. */
-    public boolean claimTick(String tickRow, long tick) {
-        Slot slot = server.computeIfAbsent(tickRow, ignored -> new Slot());
-        synchronized (slot) {
-            if (!TickRows.claimable(tick, slot.fence, slot.settled)) {
-                return false;
-            }
-            if (tick > slot.fence) {
-                slot.settled = slot.fence;
-                slot.fence = tick;
-            } else {
-                slot.settled = tick;
-            }
-            return true;
-        }
+    /** The jobs of this datasource's memory: their ticks and states, kept as the jobs table keeps them. */
+    public MemoryJobs jobs() {
+        return jobs;
     }
 
     /** A semaphore's number of permits, kept as the database keeps it: the fence of the row {@code permitsRow}. */

@@ -1,9 +1,5 @@
 package io.quarkiverse.mysqllock.runtime.table;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -31,7 +27,12 @@ import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
  */
 public final class LockTable {
 
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}(\\.[A-Za-z_][A-Za-z0-9_$]{0,63})?");
+    /**
+     * At most 64 characters per part, as the servers allow, and room in the table's for the longest suffix of the tables
+     * named after it ({@code _audit}).
+     */
+    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}\\.[A-Za-z_][A-Za-z0-9_$]{0,57}"
+            + "|[A-Za-z_][A-Za-z0-9_$]{0,57}");
 
     /** How often a statement rolled back by a deadlock is run again. */
     private static final int DEADLOCK_RETRIES = 5;
@@ -48,7 +49,8 @@ public final class LockTable {
     public LockTable(String table, boolean createTable) {
         if (table == null || !IDENTIFIER.matcher(table).matches()) {
             throw new IllegalArgumentException("quarkus.mysql-lock.table='" + table + "' is not a valid table name:"
-                    + " use letters, digits, _ and $ (starting with a letter or _), at most 64 characters,"
+                    + " use letters, digits, _ and $ (starting with a letter or _), at most 58 characters (the tables"
+                    + " of scheduled jobs are named after it, such as <table>_audit, and a name has at most 64),"
                     + " optionally prefixed by a schema name and a dot");
         }
         this.table = table;
@@ -179,22 +181,12 @@ public final class LockTable {
 
     /** The statement that creates the table: the shipped DDL, with the configured table name. */
     public String ddl() {
-        try (InputStream in = LockTable.class.getClassLoader().getResourceAsStream(DDL_RESOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException("The resource " + DDL_RESOURCE + " is missing from the classpath");
-            }
-            StringBuilder ddl = new StringBuilder();
-            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
-                if (!line.startsWith("--")) {
-                    ddl.append(line).append('\n');
-                }
-            }
-            String statement = ddl.toString().strip();
-            statement = statement.endsWith(";") ? statement.substring(0, statement.length() - 1) : statement;
-            return statement.replace("EXISTS " + DEFAULT_NAME + " (", "EXISTS " + table + " (");
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        return SchemaFile.statement(DDL_RESOURCE, DEFAULT_NAME, table);
+    }
+
+    /** Whether the extension creates its tables where they are missing ({@code quarkus.mysql-lock.create-table}). */
+    public boolean createsTables() {
+        return createTable;
     }
 
     /**

@@ -2,14 +2,15 @@ package io.quarkiverse.mysqllock.runtime.table;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * The tick rows of scheduled jobs (row {@code tick@<lock>} of the lock table): which ticks may still run
- * ({@link #claimable}), and the statements that claim a tick and ask about one. The in-memory engine keeps ticks by
- * the same rule.
+ * The tick rows of scheduled jobs (row {@code tick@<lock>} of the lock table), where versions of the extension before
+ * the jobs table ({@link JobTable}) claim ticks: which ticks may still run ({@link #claimable}, the rule of the jobs
+ * table and of the in-memory engine too), and the statement that claims one. The instance that claims a tick in the
+ * jobs table claims it here too, so that an instance of such a version, in the same fleet during a rolling upgrade or
+ * after a rollback, runs no tick twice.
  * <p>
  * A row keeps its latest tick claimed in {@code fence}, and in {@code owner} (a tick row has no owner) its settled
  * mark as {@code "<settled> <latest>"}. The pair counts only while its latest is still the row's fence: a row written
@@ -26,13 +27,13 @@ public final class TickRows {
      */
     public static final Duration WINDOW = Duration.ofSeconds(2);
 
-    private static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$',"
+    /** A tick row's settled mark, read from its columns. */
+    static final String SETTLED = "IF(owner REGEXP '^[0-9]{1,18} [0-9]{1,18}$',"
             + " IF(CAST(SUBSTRING_INDEX(owner, ' ', -1) AS SIGNED) = fence, CAST(SUBSTRING_INDEX(owner, ' ', 1) AS SIGNED),"
             + " fence), fence)";
 
     /** {@link #claimable} in SQL, over the row's columns: four parameters, each the tick. */
-    private static final String CLAIMABLE = "(? > fence OR (? < fence AND fence <= ? + " + WINDOW.toMillis() + " AND ? > "
-            + SETTLED + "))";
+    private static final String CLAIMABLE = claimable("fence", SETTLED);
 
     private final LockTable table;
 
@@ -56,12 +57,25 @@ public final class TickRows {
     }
 
     /**
-     * Claims one tick of a scheduled job, as {@link #claimable} says, in one conditional statement: true if this call
-     * claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the latest, the former
-     * latest the settled mark; a tick between them becomes the settled mark.
+     * {@link #claimable} in SQL, over the given expressions of the latest tick and the settled mark: four parameters, each
+     * the tick.
+     */
+    static String claimable(String latest, String settled) {
+        return "(? > " + latest + " OR (? < " + latest + " AND " + latest + " <= ? + " + WINDOW.toMillis() + " AND ? > "
+                + settled + "))";
+    }
+
+    /**
+     * Claims one tick of a scheduled job, as {@link #claimable} says, in one conditional statement once the row exists:
+     * true if this call claimed it, false if it was claimed before (or is settled). A tick above the latest becomes the
+     * latest, the former latest the settled mark; a tick between them becomes the settled mark.
      */
     public boolean claim(Connection connection, String serverName, long tick) throws SQLException {
-        table.seed(connection, serverName);
+        return update(connection, serverName, tick) || table.seed(connection, serverName)
+                && update(connection, serverName, tick);
+    }
+
+    private boolean update(Connection connection, String serverName, long tick) throws SQLException {
         // owner is assigned before fence: both server kinds then read the former fence in it
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table.name()
                 + " SET owner = IF(fence < ?, CONCAT(fence, ' ', ?), CONCAT(?, ' ', fence)), fence = GREATEST(fence, ?),"
@@ -74,20 +88,6 @@ public final class TickRows {
                 }
             }
             return statement.executeUpdate() == 1;
-        }
-    }
-
-    /** Whether this tick was claimed already, or is settled ({@link #claim}); false without a row. */
-    public boolean claimed(Connection connection, String serverName, long tick) throws SQLException {
-        try (PreparedStatement statement = connection
-                .prepareStatement("SELECT NOT " + CLAIMABLE + " FROM " + table.name() + " WHERE name = ?")) {
-            for (int i = 1; i <= 4; i++) {
-                statement.setLong(i, tick);
-            }
-            statement.setString(5, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() && rs.getBoolean(1);
-            }
         }
     }
 }

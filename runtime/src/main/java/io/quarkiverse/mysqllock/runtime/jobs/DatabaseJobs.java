@@ -1,0 +1,69 @@
+package io.quarkiverse.mysqllock.runtime.jobs;
+
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+import io.quarkiverse.mysqllock.runtime.table.JobTable;
+import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.TickRows;
+
+/**
+ * The jobs table of one datasource, with the statements of a tick's claim: the claim in the jobs table, and for the
+ * instance that claimed it, the same claim in the job's tick row of the lock table, where versions before the jobs table
+ * claim ticks (so that such an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice).
+ */
+public final class DatabaseJobs {
+
+    private final ConnectionSource connections;
+    private final LockTable locks;
+    private final JobTable jobs;
+    private final TickRows tickRows;
+    /** The jobs whose row this instance made sure of (each once: no statement per tick). */
+    private final Set<String> seeded = ConcurrentHashMap.newKeySet();
+
+    public DatabaseJobs(ConnectionSource connections, LockTable locks) {
+        this.connections = connections;
+        this.locks = locks;
+        this.jobs = new JobTable(locks);
+        this.tickRows = new TickRows(locks);
+    }
+
+    /** Claims one tick of a job ({@link JobTable#claim}, then its tick row for the instance that runs it). */
+    JobClaim claim(String name, String serverName, String tickRow, long tick) {
+        try {
+            return connections.withStatements(name, raw -> {
+                JobClaim claim = jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick));
+                if (claim.kind() == JobClaim.Kind.RUN
+                        && !locks.withTable(raw, () -> tickRows.claim(raw, tickRow, tick))) {
+                    return JobClaim.TAKEN; // an instance of an older version ran it
+                }
+                return claim;
+            });
+        } catch (SQLException e) {
+            throw new IllegalStateException("The jobs table could not claim a tick of '" + name + "': "
+                    + SqlErrors.describe(e), e);
+        }
+    }
+
+    /** The claim, the job's row made sure of first when this instance has not yet (or the table was created since). */
+    private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick)
+            throws SQLException {
+        try {
+            if (!seeded.contains(serverName)) {
+                jobs.seed(raw, serverName, name, tickRow);
+                seeded.add(serverName);
+            }
+            return jobs.claim(raw, serverName, tick);
+        } catch (SQLException e) {
+            if (SqlErrors.isMissingTable(e)) {
+                seeded.remove(serverName);
+            }
+            throw e;
+        }
+    }
+}

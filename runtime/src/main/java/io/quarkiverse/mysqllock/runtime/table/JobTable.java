@@ -1,0 +1,137 @@
+package io.quarkiverse.mysqllock.runtime.table;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
+
+/**
+ * The jobs table, named after the lock table with {@code _job} after it: one row per scheduled job, where each tick is
+ * claimed by one conditional {@code UPDATE} ({@link #claim}) and the job's state for the whole fleet is kept. Its DDL
+ * ships as {@value #DDL_RESOURCE}.
+ */
+public final class JobTable {
+
+    /** The classpath resource with the table's DDL: a Flyway repeatable migration, and what the extension runs. */
+    public static final String DDL_RESOURCE = LockTable.SCHEMA_LOCATION + "/R__mysql_lock_job.sql";
+    private static final String SHIPPED_NAME = "mysql_lock_job";
+    /** What the jobs table's name adds to the lock table's (which leaves room for it). */
+    private static final String SUFFIX = "_job";
+
+    /**
+     * The claim returns the former latest tick times this, plus the state's code (1, 2, 3), so that 0 (no value) is never
+     * an answer.
+     */
+    private static final long STATES = 4;
+
+    private final LockTable locks;
+    private final String table;
+    private final String seed;
+    private final String claim;
+
+    public JobTable(LockTable locks) {
+        this.locks = locks;
+        this.table = locks.name() + SUFFIX;
+        // A job's first row starts where a version before this table left its ticks (its tick row in the lock table).
+        this.seed = "INSERT IGNORE INTO " + table + " (name, job, latest_tick, settled_tick, created_at)"
+                + " SELECT ?, ?, COALESCE(MAX(fence), 0), COALESCE(MAX(" + TickRows.SETTLED + "), 0), UTC_TIMESTAMP(6)"
+                + " FROM " + locks.name() + " WHERE name = ?";
+        // No assignment reads a column assigned before it: the same on both server kinds, whatever the order in which
+        // they assign. claim_seen hands what the claim found back through LAST_INSERT_ID, in the same round trip. A tick
+        // is claimed whatever the job's state, so that a tick skipped while the job was paused or disabled is decided as
+        // one that ran is: none of them runs later.
+        this.claim = "UPDATE " + table + " SET claim_seen = LAST_INSERT_ID(latest_tick * " + STATES
+                + " + CASE state WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END),"
+                + " settled_tick = IF(? > latest_tick, latest_tick, ?), latest_tick = GREATEST(latest_tick, ?)"
+                + " WHERE name = ? AND " + TickRows.claimable("latest_tick", "settled_tick");
+    }
+
+    public String name() {
+        return table;
+    }
+
+    /** The statement that creates the table: the shipped DDL, with the configured name. */
+    public String ddl() {
+        return SchemaFile.statement(DDL_RESOURCE, SHIPPED_NAME, table);
+    }
+
+    /**
+     * Runs {@code work}; if this table or the lock table is missing, creates it (or explains how, when creation is
+     * disabled) and runs it again.
+     */
+    public <T> T withTables(Connection connection, SqlWork<T> work) throws SQLException {
+        return locks.withTable(connection, () -> withTable(connection, work));
+    }
+
+    private <T> T withTable(Connection connection, SqlWork<T> work) throws SQLException {
+        try {
+            return work.run();
+        } catch (SQLException e) {
+            if (!SqlErrors.isMissingTable(e) || !names(e)) {
+                throw e;
+            }
+            if (!locks.createsTables()) {
+                throw new IllegalStateException("The jobs table '" + table + "' does not exist and"
+                        + " quarkus.mysql-lock.create-table=false. Create it with:\n" + ddl(), e);
+            }
+            try (Statement statement = connection.createStatement()) {
+                statement.execute(ddl());
+            }
+            return work.run();
+        }
+    }
+
+    /** Whether the server's "doesn't exist" message is about this table (and not the lock table). */
+    private boolean names(SQLException e) {
+        String message = String.valueOf(e.getMessage());
+        return message.contains(table.substring(table.indexOf('.') + 1) + "'");
+    }
+
+    /**
+     * Makes sure a job has its row: a new row starts from the job's tick row ({@code tickRow} of the lock table) where
+     * a version before this table claimed its ticks.
+     *
+     * @param serverName the job's lock name on the server, the row's key
+     * @param job the job's lock name as the application wrote it
+     */
+    public void seed(Connection connection, String serverName, String job, String tickRow) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(seed)) {
+            statement.setString(1, serverName);
+            statement.setString(2, job);
+            statement.setString(3, tickRow);
+            statement.executeUpdate();
+        }
+    }
+
+    /**
+     * Claims one tick of a job, as {@link TickRows#claimable} says, in one conditional statement: a tick above the latest
+     * becomes the latest, the former latest the settled mark; a tick between them becomes the settled mark. What this
+     * instance does with a tick it claimed depends on the job's state; nothing without a row.
+     */
+    public JobClaim claim(Connection connection, String serverName, long tick) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(claim, Statement.RETURN_GENERATED_KEYS)) {
+            for (int i = 1; i <= 8; i++) {
+                if (i == 4) {
+                    statement.setString(i, serverName);
+                } else {
+                    statement.setLong(i, tick);
+                }
+            }
+            if (statement.executeUpdate() != 1) {
+                return JobClaim.TAKEN;
+            }
+            try (ResultSet keys = statement.getGeneratedKeys()) {
+                if (!keys.next()) {
+                    throw new SQLException("The server returned no LAST_INSERT_ID for the claim of a tick of '"
+                            + serverName + "'");
+                }
+                long seen = keys.getLong(1);
+                return JobClaim.claimed((int) (seen % STATES), seen / STATES);
+            }
+        }
+    }
+}
