@@ -28,6 +28,7 @@ import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.RunTable;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
@@ -72,7 +73,7 @@ class MySqlLockProcessor {
      */
     @BuildStep
     NativeImageResourceBuildItem ddlResource() {
-        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, JobTable.DDL_RESOURCE,
+        return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, JobTable.DDL_RESOURCE, RunTable.DDL_RESOURCE,
                 LockTable.LIQUIBASE_CHANGELOG);
     }
 

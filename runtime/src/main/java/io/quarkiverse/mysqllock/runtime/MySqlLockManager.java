@@ -71,7 +71,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
-        this.records = new DatabaseRecords(records, transactionLocks, this::engine);
+        this.records = new DatabaseRecords(records, transactionLocks, this::engine, worker);
         this.engine = engine;
         this.names = names;
         this.defaultWait = defaultWait;

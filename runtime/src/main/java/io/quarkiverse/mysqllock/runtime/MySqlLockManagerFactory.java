@@ -178,7 +178,7 @@ public final class MySqlLockManagerFactory {
         engine.chooseIfPossible();
         MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
                 identity, engine::chosenMode), names, config.defaultWait(),
-                new TableRecords(connections, table, timings.maxClockSkewMicros()),
+                new TableRecords(connections, table, timings.maxClockSkewMicros(), identity),
                 new TransactionScopedLocks(dataSource, connections, table, transactions));
         manager.confirmLeadersWithin(timings.leaderWindow(), config.named().instantLeaderHandOver());
         return manager;

@@ -32,7 +32,7 @@ class PackageLayersTest {
             Map.entry("features", Set.of("coordination", "engine", "jdbc", "jobs", "memory", "named", "table")),
             Map.entry("jobs", Set.of("engine", "jdbc", "memory", "table")),
             Map.entry("memory", Set.of("engine", "jdbc", "table")),
-            Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc")),
+            Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc", "jobs")),
             Map.entry("health", Set.of("", "engine", "jdbc")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),
             Map.entry("metrics", Set.of("engine")),

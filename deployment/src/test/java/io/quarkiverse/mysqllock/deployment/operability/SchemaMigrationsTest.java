@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.RunTable;
 import io.quarkiverse.mysqllock.test.TestDatabase;
 import liquibase.Contexts;
 import liquibase.Liquibase;
@@ -26,7 +27,8 @@ import liquibase.database.jvm.JdbcConnection;
 import liquibase.resource.ClassLoaderResourceAccessor;
 
 /**
- * The migrations of the lock table and the jobs table as shipped in the runtime jar, run by the real tools: Flyway with
+ * The migrations of the lock table and the jobs tables (jobs, run history) as shipped in the runtime jar, run by the real
+ * tools: Flyway with
  * the location {@code classpath:io/quarkiverse/mysqllock/schema} and Liquibase with its changelog create the very tables
  * the extension creates (same columns, types, defaults, collations, key), which the extension then accepts with
  * {@code create-table=false}; running either again, or Liquibase where the extension already made the tables, changes
@@ -37,7 +39,9 @@ class SchemaMigrationsTest {
 
     private static final List<String> SCHEMAS = List.of("lock_reference", "lock_flyway", "lock_liquibase",
             "lock_liquibase_after", "lock_liquibase_upgrade");
-    private static final List<String> TABLES = List.of("mysql_lock", "mysql_lock_job");
+    private static final List<String> TABLES = List.of("mysql_lock", "mysql_lock_job", "mysql_lock_run");
+    private static final String CHANGE_SETS = "('quarkus-mysql-lock-table', 'quarkus-mysql-lock-job-table',"
+            + " 'quarkus-mysql-lock-run-table')";
     private static TestDatabase server;
 
     @BeforeAll
@@ -49,10 +53,12 @@ class SchemaMigrationsTest {
         }
         // what the extension itself creates
         LockTable locks = new LockTable("mysql_lock", true);
-        run(in("lock_reference"), locks.ddl());
-        run(in("lock_reference"), new JobTable(locks).ddl());
-        run(in("lock_liquibase_after"), locks.ddl());
-        run(in("lock_liquibase_after"), new JobTable(locks).ddl());
+        JobTable jobs = new JobTable(locks);
+        for (String schema : List.of("lock_reference", "lock_liquibase_after")) {
+            run(in(schema), locks.ddl());
+            run(in(schema), jobs.ddl());
+            run(in(schema), new RunTable(locks, jobs).ddl());
+        }
     }
 
     @AfterAll
@@ -65,7 +71,7 @@ class SchemaMigrationsTest {
         TestDatabase db = in("lock_flyway");
         Flyway flyway = Flyway.configure().dataSource(db.jdbcUrl(), db.user(), db.password())
                 .locations("classpath:" + LockTable.SCHEMA_LOCATION).load();
-        assertThat(flyway.migrate().migrationsExecuted).as("migrations run the first time").isEqualTo(2);
+        assertThat(flyway.migrate().migrationsExecuted).as("migrations run the first time").isEqualTo(TABLES.size());
         assertThat(flyway.migrate().migrationsExecuted).as("migrations run again").isZero();
         assertSameTables(db);
         assertAccepted(db);
@@ -77,8 +83,8 @@ class SchemaMigrationsTest {
         update(db);
         update(db);
         assertSameTables(db);
-        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN ('quarkus-mysql-lock-table',"
-                + " 'quarkus-mysql-lock-job-table') AND EXECTYPE = 'EXECUTED'")).isEqualTo(2);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN " + CHANGE_SETS
+                + " AND EXECTYPE = 'EXECUTED'")).isEqualTo(TABLES.size());
         assertAccepted(db);
     }
 
@@ -87,26 +93,27 @@ class SchemaMigrationsTest {
         TestDatabase db = in("lock_liquibase_after");
         db.execute("INSERT INTO mysql_lock (name, fence) VALUES ('kept', 41)");
         update(db);
-        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN ('quarkus-mysql-lock-table',"
-                + " 'quarkus-mysql-lock-job-table') AND EXECTYPE = 'MARK_RAN'")).isEqualTo(2);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN " + CHANGE_SETS
+                + " AND EXECTYPE = 'MARK_RAN'")).isEqualTo(TABLES.size());
         assertThat(db.queryLong("SELECT fence FROM mysql_lock WHERE name = 'kept'")).isEqualTo(41);
     }
 
     /**
-     * A database where Liquibase ran the changelog of a version without the jobs table (its one change set, of the lock
-     * table): the update adds the jobs table, and keeps the lock table's rows.
+     * A database where Liquibase ran the changelog of a version without the jobs tables (its one change set, of the
+     * lock table): the update adds the jobs tables, and keeps the lock table's rows.
      */
     @Test
-    void liquibaseAddsTheJobsTableToADatabaseOfAnEarlierVersion() throws Exception {
+    void liquibaseAddsTheJobsTablesToADatabaseOfAnEarlierVersion() throws Exception {
         TestDatabase db = in("lock_liquibase_upgrade");
         update(db);
         db.execute("DROP TABLE mysql_lock_job");
-        db.execute("DELETE FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-job-table'");
+        db.execute("DROP TABLE mysql_lock_run");
+        db.execute("DELETE FROM DATABASECHANGELOG WHERE ID <> 'quarkus-mysql-lock-table'");
         db.execute("INSERT INTO mysql_lock (name, fence) VALUES ('kept', 42)");
         update(db);
         assertSameTables(db);
-        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID = 'quarkus-mysql-lock-job-table'"
-                + " AND EXECTYPE = 'EXECUTED'")).isEqualTo(1);
+        assertThat(db.queryLong("SELECT COUNT(*) FROM DATABASECHANGELOG WHERE ID IN " + CHANGE_SETS
+                + " AND EXECTYPE = 'EXECUTED'")).isEqualTo(TABLES.size());
         assertThat(db.queryLong("SELECT fence FROM mysql_lock WHERE name = 'kept'")).isEqualTo(42);
     }
 

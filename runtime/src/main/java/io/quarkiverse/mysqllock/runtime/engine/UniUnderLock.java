@@ -49,8 +49,13 @@ public final class UniUnderLock extends AbstractUni<Object> {
         default void skipped(long startNanos) {
         }
 
-        /** The call ended so, {@code startNanos} being when the subscription began: for the metrics; never throws. */
-        default void ended(LockMetrics.MethodOutcome outcome, long startNanos) {
+        /**
+         * The call that held {@code handle} ended so ({@code failure} what the method failed with, or null),
+         * {@code startNanos} being when the subscription began: for the metrics and a job's history; never throws. A
+         * lock not acquired ends with a null handle.
+         */
+        default void ended(ControlledHandle handle, LockMetrics.MethodOutcome outcome, Throwable failure,
+                long startNanos) {
         }
 
         /**
@@ -168,7 +173,7 @@ public final class UniUnderLock extends AbstractUni<Object> {
                 outcomes.skipped(startNanos);
                 downstream.onItem(null);
             } else {
-                outcomes.ended(LockMetrics.MethodOutcome.NOT_ACQUIRED, startNanos);
+                outcomes.ended(null, LockMetrics.MethodOutcome.NOT_ACQUIRED, failure, startNanos);
                 downstream.onFailure(failure);
             }
         }
@@ -250,7 +255,7 @@ public final class UniUnderLock extends AbstractUni<Object> {
                 }
                 return;
             }
-            outcomes.ended(LockMetrics.MethodOutcome.ran(lost, failure), startNanos);
+            outcomes.ended(held.handle, LockMetrics.MethodOutcome.ran(lost, failure), failure, startNanos);
             if (failure != null) {
                 downstream.onFailure(outcomes.withLoss(failure, lost));
             } else if (lost != null) {

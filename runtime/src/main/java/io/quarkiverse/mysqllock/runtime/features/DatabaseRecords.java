@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -21,11 +22,13 @@ public final class DatabaseRecords {
     private final JobClaims ticks;
 
     /** @param records the lock table's records and {@code transactionLocks} null for the in-memory engine */
-    public DatabaseRecords(TableRecords records, TransactionScopedLocks transactionLocks, Supplier<LockEngine> engine) {
+    /** @param worker where the end of a job's run ending on an event loop is recorded */
+    public DatabaseRecords(TableRecords records, TransactionScopedLocks transactionLocks, Supplier<LockEngine> engine,
+            Executor worker) {
         this.records = records;
         this.transactionLocks = transactionLocks;
         this.engine = engine;
-        this.ticks = new JobClaims(records == null ? null : records.jobs(), engine);
+        this.ticks = new JobClaims(records == null ? null : records.jobs(), engine, worker);
     }
 
     public JobClaims ticks() {

@@ -26,10 +26,11 @@ public final class TableRecords {
     /** quarkus.mysql-lock.lease.max-clock-skew, in microseconds: what a purge may remove of an owned row. */
     private final long longDeadMicros;
 
-    public TableRecords(ConnectionSource connections, LockTable table, long longDeadMicros) {
+    /** @param identity this instance's holder identity, as the jobs' history names it */
+    public TableRecords(ConnectionSource connections, LockTable table, long longDeadMicros, String identity) {
         this.connections = connections;
         this.table = table;
-        this.jobs = new DatabaseJobs(connections, table);
+        this.jobs = new DatabaseJobs(connections, table, identity);
         this.longDeadMicros = longDeadMicros;
     }
 

@@ -5,36 +5,46 @@ import java.sql.SQLException;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.table.RunTable;
 import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
- * The jobs table of one datasource, with the statements of a tick's claim: the claim in the jobs table, and for the
- * instance that claimed it, the same claim in the job's tick row of the lock table, where versions before the jobs table
- * claim ticks (so that such an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice).
+ * The jobs tables of one datasource. A tick's claim: the claim in the jobs table, and for the instance that claimed it,
+ * the same claim in the job's tick row of the lock table, where versions before the jobs table claim ticks (so that such
+ * an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice). The run history: a row per
+ * run as it starts, completed as it ends.
  */
-public final class DatabaseJobs {
+public final class DatabaseJobs implements JobStore {
 
     private final ConnectionSource connections;
     private final LockTable locks;
     private final JobTable jobs;
+    private final RunTable runs;
     private final TickRows tickRows;
+    /** This instance's holder identity, as the history names it. */
+    private final String identity;
     /** The jobs whose row this instance made sure of (each once: no statement per tick). */
     private final Set<String> seeded = ConcurrentHashMap.newKeySet();
 
-    public DatabaseJobs(ConnectionSource connections, LockTable locks) {
+    public DatabaseJobs(ConnectionSource connections, LockTable locks, String identity) {
         this.connections = connections;
         this.locks = locks;
         this.jobs = new JobTable(locks);
+        this.runs = new RunTable(locks, jobs);
         this.tickRows = new TickRows(locks);
+        this.identity = identity;
     }
 
     /** Claims one tick of a job ({@link JobTable#claim}, then its tick row for the instance that runs it). */
-    JobClaim claim(String name, String serverName, String tickRow, long tick) {
+    @Override
+    public JobClaim claim(String name, String serverName, String tickRow, long tick) {
         try {
             return connections.withStatements(name, raw -> {
                 JobClaim claim = jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick));
@@ -64,6 +74,35 @@ public final class DatabaseJobs {
                 seeded.remove(serverName);
             }
             throw e;
+        }
+    }
+
+    @Override
+    public long started(String name, String serverName, long tick, RunKind kind) {
+        return history(name, "record the start of a run", raw -> runs.insert(raw, serverName, tick, kind,
+                RunOutcome.RUNNING, identity));
+    }
+
+    @Override
+    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome) {
+        history(name, "record a skipped tick", raw -> runs.insert(raw, serverName, tick, kind, outcome, identity));
+    }
+
+    @Override
+    public void ended(String name, long id, RunOutcome outcome, Throwable error) {
+        history(name, "record the end of a run", raw -> {
+            runs.end(raw, id, outcome, error);
+            return null;
+        });
+    }
+
+    /** Work on the history table (created when missing, as the jobs table is: a run's end writes both). */
+    private <T> T history(String name, String what, ConnectionSource.Work<T> work) {
+        try {
+            return connections.withStatements(name,
+                    raw -> jobs.withTables(raw, () -> runs.withTable(raw, () -> work.run(raw))));
+        } catch (SQLException e) {
+            throw new IllegalStateException("Could not " + what + " of '" + name + "': " + SqlErrors.describe(e), e);
         }
     }
 }

@@ -1,20 +1,25 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.time.Duration;
+import java.util.concurrent.Executor;
 import java.util.function.Supplier;
 
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
-import io.quarkiverse.mysqllock.runtime.table.JobTable;
 
 /**
  * The ticks of scheduled jobs (exclusive {@code @Locked} methods with a {@code ScheduledExecution} parameter): each
  * tick (the trigger's scheduled fire time, not the time it fired) runs on one instance, whatever the instances' clocks.
- * The first instance to fire a tick claims it in the jobs table ({@link JobTable#claim}, one statement, which is all the
- * others send), then takes the job's lock for its run: the lock keeps runs from overlapping, the claim keeps a tick
- * from running twice.
+ * The first instance to fire a tick claims it in the jobs table
+ * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}, one statement, which is all the others send), then takes
+ * the job's lock for its run: the lock keeps runs from overlapping, the claim keeps a tick from running twice.
  */
 public final class JobClaims {
 
@@ -32,36 +37,86 @@ public final class JobClaims {
      */
     public static final String ROW_PREFIX = "tick@";
 
+    private static final Logger LOG = Logger.getLogger(JobClaims.class);
+
     private final DatabaseJobs database;
     private final Supplier<LockEngine> engine;
+    private final Executor worker;
+    private volatile JobStore memory;
 
-    /** @param database the jobs table, null for the in-memory engine (then {@code engine} is it) */
-    public JobClaims(DatabaseJobs database, Supplier<LockEngine> engine) {
+    /**
+     * @param database the jobs tables, null for the in-memory engine (then {@code engine} is it)
+     * @param worker where a run's end is recorded when it ends on an event loop
+     */
+    public JobClaims(DatabaseJobs database, Supplier<LockEngine> engine, Executor worker) {
         this.database = database;
         this.engine = engine;
+        this.worker = worker;
     }
 
     /**
-     * The lock of a run: nothing (null) when another instance claimed this tick (or it is settled, or the job is paused
-     * or disabled), else the lock, taken after the claim (null when it stays busy: the tick is skipped).
+     * The lock of a run, which records the run's end ({@link JobRunHandle}): nothing (null) when another instance claimed
+     * this tick (or it is settled), or this instance claimed it for a paused or disabled job, or the lock stays busy (the
+     * tick skipped). The history records the run as it starts, and the ticks this instance skips.
      *
      * @param name the job's lock name, as the application wrote it
      * @param serverName the job's lock name on the server: its row in the jobs table
      * @param tickRow the lock table row where versions before the jobs table claim the job's ticks
      * @param tick the scheduled fire time of this run in epoch milliseconds
+     * @throws io.quarkiverse.mysqllock.LockNotAcquiredException when the lock could not be had and the method's
+     *         {@code onBusy} is {@code FAIL} (the tick skipped)
      */
     public ControlledHandle acquire(String name, String serverName, String tickRow, long tick,
             Supplier<ControlledHandle> lock) {
-        return claim(name, serverName, tickRow, tick).kind() == JobClaim.Kind.RUN ? lock.get() : null;
+        JobStore store = store(name);
+        JobClaim claim = store.claim(name, serverName, tickRow, tick);
+        if (claim.kind() == JobClaim.Kind.PAUSED) {
+            skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED);
+        }
+        if (claim.kind() != JobClaim.Kind.RUN) {
+            return null;
+        }
+        ControlledHandle handle;
+        try {
+            handle = lock.get();
+        } catch (LockNotAcquiredException e) {
+            if (e.reason() == LockNotAcquiredException.Reason.BUSY) {
+                skipped(store, name, serverName, tick, RunOutcome.SKIPPED_BUSY);
+            }
+            throw e;
+        }
+        if (handle == null) {
+            skipped(store, name, serverName, tick, RunOutcome.SKIPPED_BUSY);
+            return null;
+        }
+        long id;
+        try {
+            id = store.started(name, serverName, tick, RunKind.SCHEDULED);
+        } catch (RuntimeException e) {
+            LOG.warnf("A run of job '%s' is not in its history: %s", name, e.getMessage());
+            return handle;
+        }
+        return new JobRunHandle(handle, store, name, id, worker);
     }
 
-    private JobClaim claim(String name, String serverName, String tickRow, long tick) {
-        if (database == null && engine.get() instanceof InMemoryEngine memory) {
-            return memory.jobs().claim(serverName, tick);
+    private static void skipped(JobStore store, String name, String serverName, long tick, RunOutcome outcome) {
+        try {
+            store.skipped(name, serverName, tick, RunKind.SCHEDULED, outcome);
+        } catch (RuntimeException e) {
+            LOG.warnf("A skipped tick of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
         }
-        if (database == null) {
+    }
+
+    private JobStore store(String name) {
+        if (database != null) {
+            return database;
+        }
+        if (memory == null && engine.get() instanceof InMemoryEngine inMemory) {
+            memory = new MemoryJobStore(inMemory);
+        }
+        if (memory == null) {
             throw new IllegalStateException("No jobs table for '" + name + "'");
         }
-        return database.claim(name, serverName, tickRow, tick);
+        return memory;
     }
 }

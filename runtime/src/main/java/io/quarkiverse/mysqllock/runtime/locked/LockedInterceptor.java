@@ -34,6 +34,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LossInterrupt;
 import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
 import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.features.MethodLock;
+import io.quarkiverse.mysqllock.runtime.jobs.JobRunHandle;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
@@ -109,13 +110,13 @@ public class LockedInterceptor {
         } catch (Throwable failure) {
             leave(previous, interrupt);
             LockLostException lost = release(handle, method, start);
-            ended(method, MethodOutcome.ran(lost, failure), start);
+            ran(method, handle, MethodOutcome.ran(lost, failure), failure, start);
             ControlledHandle.withLoss(failure, method.description, lost);
             throw failure; // rethrown as caught: the method's own checked exceptions stay declarable
         }
         leave(previous, interrupt);
         LockLostException lost = release(handle, method, start);
-        ended(method, MethodOutcome.ran(lost, null), start);
+        ran(method, handle, MethodOutcome.ran(lost, null), null, start);
         if (lost != null) {
             throw ControlledHandle.lostDuring(method.description, lost);
         }
@@ -131,6 +132,7 @@ public class LockedInterceptor {
 
     /** The method's view of its lock, given to its {@code LockHandle} parameter if it has one. */
     private MethodLock given(InvocationContext context, LockedMethod method, LockHandle handle) {
+        JobRunHandle.began(handle);
         MethodLock view = new MethodLock(handle, manager(method), method.description);
         if (method.handleParameter >= 0) {
             Object[] arguments = context.getParameters();
@@ -191,8 +193,9 @@ public class LockedInterceptor {
                     }
 
                     @Override
-                    public void ended(MethodOutcome outcome, long startNanos) {
-                        LockedInterceptor.this.ended(method, outcome, startNanos);
+                    public void ended(ControlledHandle handle, MethodOutcome outcome, Throwable failure,
+                            long startNanos) {
+                        ran(method, handle, outcome, failure, startNanos);
                     }
 
                     @Override
@@ -220,6 +223,7 @@ public class LockedInterceptor {
                     public void cancelled(ControlledHandle handle, long startNanos) {
                         handle.abandon((method.kind.suspends() ? "the call of " : "the Uni of ") + method.description
                                 + " was cancelled; work of it that goes on runs without the lock");
+                        JobRunHandle.cancelled(handle);
                     }
 
                     /** A Kotlin body ends with {@code CancellationException} when its caller is cancelled. */
@@ -245,13 +249,13 @@ public class LockedInterceptor {
             } catch (Throwable e) {
                 // an Error too: thrown into Mutiny's callback, it would leave the caller waiting and the lock held
                 LockLostException lost = release(handle, method, start);
-                ended(method, MethodOutcome.ran(lost, e), start);
+                ran(method, handle, MethodOutcome.ran(lost, e), e, start);
                 outcome.completeExceptionally(ControlledHandle.withLoss(e, method.description, lost));
                 return;
             }
             stage.whenComplete((value, failure) -> {
                 LockLostException lost = release(handle, method, start);
-                ended(method, MethodOutcome.ran(lost, failure), start);
+                ran(method, handle, MethodOutcome.ran(lost, failure), failure, start);
                 if (failure != null) {
                     outcome.completeExceptionally(ControlledHandle.withLoss(failure, method.description, lost));
                 } else if (lost != null) {
@@ -309,6 +313,12 @@ public class LockedInterceptor {
     /** Counts the call in {@code mysql.lock.method}, tagged with the method, never the resolved lock name. */
     private void ended(LockedMethod method, MethodOutcome outcome, long start) {
         manager(method).metrics().method(method.key, outcome, System.nanoTime() - start);
+    }
+
+    /** A call that ran ended: its metrics, and the history of a job's run ({@link JobRunHandle}). */
+    private void ran(LockedMethod method, LockHandle handle, MethodOutcome outcome, Throwable failure, long start) {
+        ended(method, outcome, start);
+        JobRunHandle.ended(handle, outcome, failure);
     }
 
     private void skipped(InvocationContext context, LockedMethod method, String name, long start) {

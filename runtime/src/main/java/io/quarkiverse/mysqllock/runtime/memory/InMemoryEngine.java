@@ -64,6 +64,11 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
         long fence;
     }
 
+    /** The holder identity of this instance. */
+    public String identity() {
+        return identity;
+    }
+
     /** The jobs of this datasource's memory: their ticks and states, kept as the jobs table keeps them. */
     public MemoryJobs jobs() {
         return jobs;

@@ -1,13 +1,22 @@
 package io.quarkiverse.mysqllock.runtime.memory;
 
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
 
+import io.quarkiverse.mysqllock.jobs.JobRun;
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
 import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
- * The in-memory engine's jobs table: each job's ticks and state, claimed by the rule of the jobs table
+ * The in-memory engine's jobs tables: each job's ticks and state, claimed by the rule of the jobs table, and its run
+ * history
  * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). One per datasource name, shared by every in-memory
  * manager of the JVM, as the engine's locks are.
  */
@@ -16,6 +25,9 @@ public final class MemoryJobs {
     private static final Map<String, MemoryJobs> SERVERS = new ConcurrentHashMap<>();
 
     private final Map<String, Row> rows = new ConcurrentHashMap<>();
+    /** Every run and skipped tick, by id (in the order they started). */
+    private final ConcurrentSkipListMap<Long, Run> runs = new ConcurrentSkipListMap<>();
+    private final AtomicLong ids = new AtomicLong();
 
     private MemoryJobs() {
     }
@@ -47,5 +59,36 @@ public final class MemoryJobs {
             }
             return JobClaim.claimed(row.stateCode, previous);
         }
+    }
+
+    /**
+     * Records a run as it starts, or a tick skipped (ended as it starts): its id.
+     *
+     * @param job the job's name as the application wrote it
+     */
+    public long record(String serverName, String job, long tick, RunKind kind, RunOutcome outcome, String instance) {
+        long id = ids.incrementAndGet();
+        Instant now = Instant.now();
+        runs.put(id, new Run(serverName, new JobRun(job, Instant.ofEpochMilli(tick), kind, outcome, instance, now,
+                outcome.ended() ? now : null, null, null)));
+        return id;
+    }
+
+    /** Records the end of the run {@code id}. */
+    public void ended(long id, RunOutcome outcome, Throwable error) {
+        runs.computeIfPresent(id, (key, run) -> new Run(run.serverName(), new JobRun(run.run().job(), run.run().tick(),
+                run.run().kind(), outcome, run.run().instance(), run.run().startedAt(), Instant.now(),
+                error == null ? null : error.getClass().getName(), error == null ? null : error.getMessage())));
+    }
+
+    /** A job's history, the latest run first. */
+    public List<JobRun> history(String serverName) {
+        List<JobRun> history = new ArrayList<>();
+        runs.descendingMap().values().stream().filter(run -> run.serverName().equals(serverName))
+                .forEach(run -> history.add(run.run()));
+        return history;
+    }
+
+    private record Run(String serverName, JobRun run) {
     }
 }

@@ -6,7 +6,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 
-import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
@@ -68,27 +67,7 @@ public final class JobTable {
     }
 
     private <T> T withTable(Connection connection, SqlWork<T> work) throws SQLException {
-        try {
-            return work.run();
-        } catch (SQLException e) {
-            if (!SqlErrors.isMissingTable(e) || !names(e)) {
-                throw e;
-            }
-            if (!locks.createsTables()) {
-                throw new IllegalStateException("The jobs table '" + table + "' does not exist and"
-                        + " quarkus.mysql-lock.create-table=false. Create it with:\n" + ddl(), e);
-            }
-            try (Statement statement = connection.createStatement()) {
-                statement.execute(ddl());
-            }
-            return work.run();
-        }
-    }
-
-    /** Whether the server's "doesn't exist" message is about this table (and not the lock table). */
-    private boolean names(SQLException e) {
-        String message = String.valueOf(e.getMessage());
-        return message.contains(table.substring(table.indexOf('.') + 1) + "'");
+        return new MissingTable(table, "jobs table", ddl(), locks.createsTables()).creating(connection, work);
     }
 
     /**

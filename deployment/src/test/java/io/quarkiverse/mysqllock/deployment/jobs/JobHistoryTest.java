@@ -1,0 +1,141 @@
+package io.quarkiverse.mysqllock.deployment.jobs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import jakarta.enterprise.context.ApplicationScoped;
+import jakarta.inject.Inject;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
+import io.quarkiverse.mysqllock.deployment.testing.ServerState;
+import io.quarkiverse.mysqllock.deployment.testing.Ticks;
+import io.quarkiverse.mysqllock.test.Background;
+import io.quarkus.scheduler.ScheduledExecution;
+import io.quarkus.test.QuarkusUnitTest;
+import io.smallrye.mutiny.Uni;
+import io.smallrye.mutiny.subscription.Cancellable;
+
+/**
+ * Each run of a job is a row of its history, written as it starts and completed as it ends, by the instance that ran
+ * it; each tick its claimer skipped (the lock busy, the job paused) is a row too. The job's row keeps its last outcome,
+ * and when it last succeeded and failed.
+ */
+class JobHistoryTest {
+
+    @RegisterExtension
+    static final QuarkusUnitTest app = LockApp.app(Job.class, Ticks.class);
+
+    @Inject
+    Job job;
+
+    @Inject
+    LockManager locks;
+
+    @Test
+    void aRunThatReturnsSucceeded() {
+        job.succeeding(Ticks.at(1_000));
+        job.succeeding(Ticks.at(1_000)); // claimed: no second row
+        assertThat(rows("history:succeeding")).isEqualTo("SCHEDULED 1000 SUCCEEDED ended");
+        assertThat(ServerState.queryString("SELECT instance FROM mysql_lock_run WHERE name = 'history:succeeding'"))
+                .as("the holder identity of the instance that ran it").contains("/");
+        assertThat(ServerState.queryString("SELECT CONCAT(last_outcome, ' ', last_success_at IS NOT NULL, ' ',"
+                + " last_failure_at IS NULL, ' ', last_ended_at >= last_started_at) FROM mysql_lock_job"
+                + " WHERE name = 'history:succeeding'")).isEqualTo("SUCCEEDED 1 1 1");
+    }
+
+    @Test
+    void aRunThatThrowsFailedWithTheErrorsClassAndFirstLine() {
+        assertThatThrownBy(() -> job.failing(Ticks.at(2_000))).isInstanceOf(IllegalStateException.class);
+        assertThat(rows("history:failing")).isEqualTo("SCHEDULED 2000 FAILED ended");
+        assertThat(ServerState.queryString("SELECT CONCAT(error_class, ': ', error_message) FROM mysql_lock_run"
+                + " WHERE name = 'history:failing'")).isEqualTo("java.lang.IllegalStateException: the report failed");
+        assertThat(ServerState.queryString("SELECT CONCAT(last_outcome, ' ', last_failure_at IS NOT NULL, ' ',"
+                + " last_success_at IS NULL) FROM mysql_lock_job WHERE name = 'history:failing'"))
+                .isEqualTo("FAILED 1 1");
+    }
+
+    @Test
+    void aTickWhoseLockStaysBusyIsSkippedBusy() throws Exception {
+        try (LockHandle held = locks.acquire("history:busy")) {
+            Background.run(() -> job.busy(Ticks.at(3_000))).get(30, TimeUnit.SECONDS);
+        }
+        assertThat(rows("history:busy")).isEqualTo("SCHEDULED 3000 SKIPPED_BUSY ended");
+    }
+
+    @Test
+    void aTickOfAPausedJobIsSkippedPausedOnce() {
+        job.paused(Ticks.at(4_000));
+        ServerState.update("UPDATE mysql_lock_job SET state = 'PAUSED' WHERE name = 'history:paused'");
+        job.paused(Ticks.at(5_000));
+        job.paused(Ticks.at(5_000));
+        assertThat(rows("history:paused")).isEqualTo("SCHEDULED 4000 SUCCEEDED ended, SCHEDULED 5000 SKIPPED_PAUSED ended");
+    }
+
+    @Test
+    void aUniRunIsRecordedWhenItsUniEnds() {
+        assertThat(job.uni(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(30))).isEqualTo("done");
+        LockApp.await("the run's end in its history", Duration.ofSeconds(30),
+                () -> "SCHEDULED 6000 SUCCEEDED ended".equals(rows("history:uni")));
+    }
+
+    /** A cancellation while the run's {@code Uni} runs ends the run (its lock ends then too). */
+    @Test
+    void aCancelledUniRunIsCancelled() {
+        Cancellable run = job.never(Ticks.at(7_000)).subscribe().with(item -> {
+        });
+        LockApp.await("the run's start in its history", Duration.ofSeconds(30),
+                () -> "SCHEDULED 7000 RUNNING running".equals(rows("history:never")));
+        run.cancel();
+        LockApp.await("the cancelled run's end in its history", Duration.ofSeconds(30),
+                () -> "SCHEDULED 7000 CANCELLED ended".equals(rows("history:never")));
+    }
+
+    /** The job's history, oldest first: kind, tick, outcome, and whether it ended. */
+    private static String rows(String job) {
+        return ServerState.queryString("SELECT GROUP_CONCAT(CONCAT(kind, ' ', tick, ' ', outcome, ' ',"
+                + " IF(ended_at IS NULL, 'running', 'ended')) ORDER BY started_at, id SEPARATOR ', ') FROM mysql_lock_run"
+                + " WHERE name = ?", job);
+    }
+
+    @ApplicationScoped
+    public static class Job {
+
+        @Locked(value = "history:succeeding", onBusy = OnBusy.SKIP)
+        public void succeeding(ScheduledExecution execution) {
+        }
+
+        @Locked(value = "history:failing", onBusy = OnBusy.SKIP)
+        public void failing(ScheduledExecution execution) {
+            throw new IllegalStateException("the report failed\nat line two");
+        }
+
+        @Locked(value = "history:busy", onBusy = OnBusy.SKIP)
+        public void busy(ScheduledExecution execution) {
+            throw new AssertionError("the lock is busy");
+        }
+
+        @Locked(value = "history:paused", onBusy = OnBusy.SKIP)
+        public void paused(ScheduledExecution execution) {
+        }
+
+        @Locked(value = "history:uni", onBusy = OnBusy.SKIP)
+        public Uni<String> uni(ScheduledExecution execution) {
+            return Uni.createFrom().item("done");
+        }
+
+        @Locked(value = "history:never", onBusy = OnBusy.SKIP)
+        public Uni<String> never(ScheduledExecution execution) {
+            return Uni.createFrom().nothing();
+        }
+    }
+}

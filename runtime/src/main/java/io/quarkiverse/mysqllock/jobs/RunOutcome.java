@@ -1,0 +1,24 @@
+package io.quarkiverse.mysqllock.jobs;
+
+/** How a run of a scheduled job ended, or why a tick did not run: one row of the job's history each. */
+public enum RunOutcome {
+    /** Started and not ended yet; a run whose instance died before its end stays so. */
+    RUNNING,
+    /** It returned, its lock held throughout. */
+    SUCCEEDED,
+    /** It threw, its lock held throughout: the history keeps the error's class and first line. */
+    FAILED,
+    /** Its lock was lost while it ran (whether it returned or threw): another instance may have run meanwhile. */
+    LOST,
+    /** Its {@code Uni} or {@code suspend} call was cancelled: its lock ended then, and what it left running ran without. */
+    CANCELLED,
+    /** The tick was claimed, but the job's lock stayed busy past its wait: a run of an earlier tick still lasted. */
+    SKIPPED_BUSY,
+    /** The tick was claimed while the job was paused. */
+    SKIPPED_PAUSED;
+
+    /** Whether a run with this outcome is over (every outcome but {@link #RUNNING}). */
+    public boolean ended() {
+        return this != RUNNING;
+    }
+}

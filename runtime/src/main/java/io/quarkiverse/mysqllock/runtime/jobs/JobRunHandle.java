@@ -1,0 +1,103 @@
+package io.quarkiverse.mysqllock.runtime.jobs;
+
+import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.LockHandle;
+import io.quarkiverse.mysqllock.LockLostException;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics.MethodOutcome;
+import io.quarkus.runtime.BlockingOperationControl;
+
+/**
+ * The lock of a job's run, with the run's row of the history: the {@code @Locked} interceptor tells it how the run ended
+ * ({@link #ended(LockHandle, MethodOutcome, Throwable)}), once, and the end is recorded off the event loop. A history
+ * that cannot be written is logged, and changes nothing of the run.
+ */
+public final class JobRunHandle extends ControlledHandleDecorator {
+
+    private static final Logger LOG = Logger.getLogger(JobRunHandle.class);
+
+    private final JobStore store;
+    private final String name;
+    private final long id;
+    private final Executor worker;
+    private final AtomicBoolean ended = new AtomicBoolean();
+    /** Whether the method's body was called: a run released before it never ran (its call was cancelled). */
+    private volatile boolean began;
+
+    JobRunHandle(ControlledHandle handle, JobStore store, String name, long id, Executor worker) {
+        super(handle);
+        this.store = store;
+        this.name = name;
+        this.id = id;
+        this.worker = worker;
+    }
+
+    /** Tells the run of {@code handle}, if it is one, that the method's body is called now. */
+    public static void began(LockHandle handle) {
+        if (handle instanceof JobRunHandle run) {
+            run.began = true;
+        }
+    }
+
+    /** Released before the method's body was called: its call was cancelled while its lock was granted. */
+    @Override
+    public void release() {
+        super.release();
+        endedUnlessBegun();
+    }
+
+    @Override
+    public LockLostException releaseReportingLoss() {
+        LockLostException lost = super.releaseReportingLoss();
+        endedUnlessBegun();
+        return lost;
+    }
+
+    private void endedUnlessBegun() {
+        if (!began) {
+            ended(RunOutcome.CANCELLED, null);
+        }
+    }
+
+    /** Tells the run of {@code handle}, if it is one, how the method that ran it ended. */
+    public static void ended(LockHandle handle, MethodOutcome outcome, Throwable failure) {
+        if (handle instanceof JobRunHandle run) {
+            run.ended(switch (outcome) {
+                case RAN -> RunOutcome.SUCCEEDED;
+                case LOST -> RunOutcome.LOST;
+                default -> RunOutcome.FAILED;
+            }, failure);
+        }
+    }
+
+    /** Tells the run of {@code handle}, if it is one, that its call was cancelled. */
+    public static void cancelled(LockHandle handle) {
+        if (handle instanceof JobRunHandle run) {
+            run.ended(RunOutcome.CANCELLED, null);
+        }
+    }
+
+    private void ended(RunOutcome outcome, Throwable failure) {
+        if (!ended.compareAndSet(false, true)) {
+            return;
+        }
+        Runnable record = () -> {
+            try {
+                store.ended(name, id, outcome, failure);
+            } catch (RuntimeException e) {
+                LOG.warnf("The end of a run of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
+            }
+        };
+        if (BlockingOperationControl.isBlockingAllowed()) {
+            record.run();
+        } else {
+            worker.execute(record);
+        }
+    }
+}

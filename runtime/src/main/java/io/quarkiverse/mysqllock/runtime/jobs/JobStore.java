@@ -1,0 +1,24 @@
+package io.quarkiverse.mysqllock.runtime.jobs;
+
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
+import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+
+/**
+ * Where a manager keeps its jobs: the database's tables ({@link DatabaseJobs}), or the in-memory engine's memory
+ * ({@link MemoryJobStore}). Each method throws {@link IllegalStateException} when it could not do its work.
+ */
+interface JobStore {
+
+    /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
+    JobClaim claim(String name, String serverName, String tickRow, long tick);
+
+    /** Records a run as it starts: its id. */
+    long started(String name, String serverName, long tick, RunKind kind);
+
+    /** Records a tick that did not run, claimed by this instance. */
+    void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome);
+
+    /** Records the end of the run {@code id} ({@link #started}). */
+    void ended(String name, long id, RunOutcome outcome, Throwable error);
+}

@@ -1,0 +1,39 @@
+package io.quarkiverse.mysqllock.runtime.jobs;
+
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
+import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
+import io.quarkiverse.mysqllock.runtime.memory.MemoryJobs;
+import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+
+/** The jobs of the in-memory engine, kept in its memory as the database keeps them. */
+final class MemoryJobStore implements JobStore {
+
+    private final MemoryJobs jobs;
+    private final String identity;
+
+    MemoryJobStore(InMemoryEngine engine) {
+        this.jobs = engine.jobs();
+        this.identity = engine.identity();
+    }
+
+    @Override
+    public JobClaim claim(String name, String serverName, String tickRow, long tick) {
+        return jobs.claim(serverName, tick);
+    }
+
+    @Override
+    public long started(String name, String serverName, long tick, RunKind kind) {
+        return jobs.record(serverName, name, tick, kind, RunOutcome.RUNNING, identity);
+    }
+
+    @Override
+    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome) {
+        jobs.record(serverName, name, tick, kind, outcome, identity);
+    }
+
+    @Override
+    public void ended(String name, long id, RunOutcome outcome, Throwable error) {
+        jobs.ended(id, outcome, error);
+    }
+}
