@@ -273,6 +273,14 @@ public interface LockManager {
     long purgeUnused(Duration unusedFor);
 
     /**
+     * The scheduled jobs of this datasource's fleet ({@code @Scheduled} {@code @Locked} methods with a
+     * {@code ScheduledExecution} parameter): their state and their run history, as every instance recorded them.
+     */
+    default io.quarkiverse.mysqllock.jobs.FleetJobs jobs() {
+        throw new UnsupportedOperationException(getClass().getName() + " keeps no scheduled jobs");
+    }
+
+    /**
      * Takes a row lock ({@code SELECT ... FOR UPDATE}) on the lock table's row for this name, through the connection
      * of the caller's active JTA transaction: the lock ends with the transaction's commit or rollback, so it is exactly
      * as consistent as the data the transaction writes, on replicated databases too. Waits are whole seconds, rounded

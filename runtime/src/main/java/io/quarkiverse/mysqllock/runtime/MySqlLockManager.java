@@ -24,6 +24,7 @@ import io.quarkiverse.mysqllock.LockManager;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.LockedRun;
+import io.quarkiverse.mysqllock.jobs.FleetJobs;
 import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
 import io.quarkiverse.mysqllock.runtime.coordination.TermConfirmation;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -311,6 +312,12 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         long waitNanos = waitNanos(wait);
         checkBlockingAllowed("acquireForTransaction");
         records.acquireForTransaction(name, serverName, waitNanos);
+    }
+
+    @Override
+    public FleetJobs jobs() {
+        return records.ticks().view(names::serverName, key -> names.fromServer(key).isPresent(),
+                () -> checkBlockingAllowed("jobs() (reading the jobs tables)"));
     }
 
     @Override

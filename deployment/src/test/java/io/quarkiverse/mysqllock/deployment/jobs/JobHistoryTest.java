@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.TimeUnit;
 
 import jakarta.enterprise.context.ApplicationScoped;
@@ -19,6 +20,10 @@ import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.deployment.testing.Ticks;
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobState;
+import io.quarkiverse.mysqllock.jobs.RunKind;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkus.scheduler.ScheduledExecution;
 import io.quarkus.test.QuarkusUnitTest;
@@ -62,6 +67,38 @@ class JobHistoryTest {
         assertThat(ServerState.queryString("SELECT CONCAT(last_outcome, ' ', last_failure_at IS NOT NULL, ' ',"
                 + " last_success_at IS NULL) FROM mysql_lock_job WHERE name = 'history:failing'"))
                 .isEqualTo("FAILED 1 1");
+        assertThat(locks.jobs().history("history:failing", 5)).singleElement().satisfies(run -> {
+            assertThat(run.job()).isEqualTo("history:failing");
+            assertThat(run.tick()).isEqualTo(Instant.ofEpochMilli(2_000));
+            assertThat(run.kind()).isEqualTo(RunKind.SCHEDULED);
+            assertThat(run.outcome()).isEqualTo(RunOutcome.FAILED);
+            assertThat(run.errorClass()).isEqualTo(IllegalStateException.class.getName());
+            assertThat(run.errorMessage()).isEqualTo("the report failed");
+            assertThat(run.duration()).hasValueSatisfying(took -> assertThat(took.isNegative()).isFalse());
+        });
+        assertThat(locks.jobs().job("history:failing")).hasValueSatisfying(job -> {
+            assertThat(job.state()).isEqualTo(JobState.ACTIVE);
+            assertThat(job.lastOutcome()).isEqualTo(RunOutcome.FAILED);
+            assertThat(job.lastFailure()).isNotNull().isEqualTo(job.lastEnded());
+            assertThat(job.lastSuccess()).isNull();
+        });
+    }
+
+    /** The API lists the fleet's jobs, reads one, and its history the latest first, however many ran elsewhere. */
+    @Test
+    void theApiReadsTheJobsAndTheirHistoryTheLatestFirst() {
+        job.listed(Ticks.at(10_000));
+        job.listed(Ticks.at(11_000));
+        assertThat(locks.jobs().history("history:listed", 1)).extracting(run -> run.tick().toEpochMilli())
+                .containsExactly(11_000L);
+        assertThat(locks.jobs().history("history:listed", 10)).extracting(run -> run.tick().toEpochMilli())
+                .containsExactly(11_000L, 10_000L);
+        assertThat(locks.jobs().jobs()).extracting(JobInfo::name).contains("history:listed")
+                .doesNotContain("never-claimed");
+        assertThat(locks.jobs().job("never-claimed")).isEmpty();
+        assertThat(locks.jobs().history("never-claimed", 10)).isEmpty();
+        assertThatThrownBy(() -> locks.jobs().history("history:succeeding", 0))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ask for 1 or more");
     }
 
     @Test
@@ -112,6 +149,10 @@ class JobHistoryTest {
 
         @Locked(value = "history:succeeding", onBusy = OnBusy.SKIP)
         public void succeeding(ScheduledExecution execution) {
+        }
+
+        @Locked(value = "history:listed", onBusy = OnBusy.SKIP)
+        public void listed(ScheduledExecution execution) {
         }
 
         @Locked(value = "history:failing", onBusy = OnBusy.SKIP)

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -27,6 +28,9 @@ import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.Ticks;
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobState;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.test.Background;
@@ -178,6 +182,16 @@ class InMemoryEngineTest {
         assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isEqualTo("ran");
         assertThat(job.async(Ticks.at(6_000)).await().atMost(Duration.ofSeconds(10))).isNull();
         assertThat(job.runs()).containsExactly("run@5000", "run@7000", "run@6000", "async@6000");
+        assertThat(locks.jobs().history("mem:tick", 10)).extracting(run -> run.tick().toEpochMilli() + " " + run.outcome())
+                .containsExactly("6000 SUCCEEDED", "7000 SUCCEEDED", "5000 SUCCEEDED");
+        assertThat(locks.jobs().job("mem:tick")).hasValueSatisfying(info -> {
+            assertThat(info.state()).isEqualTo(JobState.ACTIVE);
+            assertThat(info.latestTick()).isEqualTo(Instant.ofEpochMilli(7_000));
+            assertThat(info.lastOutcome()).isEqualTo(RunOutcome.SUCCEEDED);
+            assertThat(info.lastSuccess()).isNotNull();
+            assertThat(info.lastFailure()).isNull();
+        });
+        assertThat(locks.jobs().jobs()).extracting(JobInfo::name).contains("mem:tick", "mem:tick-async");
     }
 
     @ApplicationScoped

@@ -2,9 +2,13 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -93,6 +97,34 @@ public final class DatabaseJobs implements JobStore {
         history(name, "record the end of a run", raw -> {
             runs.end(raw, id, outcome, error);
             return null;
+        });
+    }
+
+    @Override
+    public void read(String serverName, BiConsumer<String, JobInfo> found) {
+        connections.query(serverName == null ? "(jobs)" : serverName, "read the jobs table", raw -> {
+            try {
+                jobs.read(raw, serverName, found);
+            } catch (SQLException e) {
+                if (!SqlErrors.isMissingTable(e)) {
+                    throw e;
+                }
+            }
+            return null;
+        });
+    }
+
+    @Override
+    public List<JobRun> history(String name, String serverName, int limit) {
+        return connections.query(name, "read the history of a job", raw -> {
+            try {
+                return runs.history(raw, serverName, name, limit);
+            } catch (SQLException e) {
+                if (!SqlErrors.isMissingTable(e)) {
+                    throw e;
+                }
+                return List.of();
+            }
         });
     }
 

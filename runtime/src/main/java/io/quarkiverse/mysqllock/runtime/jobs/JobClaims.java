@@ -2,11 +2,14 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
+import io.quarkiverse.mysqllock.jobs.FleetJobs;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -97,6 +100,17 @@ public final class JobClaims {
             return handle;
         }
         return new JobRunHandle(handle, store, name, id, worker);
+    }
+
+    /**
+     * The fleet's jobs, as {@link FleetJobs} reads them.
+     *
+     * @param serverNames a job's name as the server knows it, checked as a lock name is
+     * @param ours whether a row's key is of this instance's namespace
+     * @param checkBlockingAllowed throws on an event loop
+     */
+    public FleetJobs view(Function<String, String> serverNames, Predicate<String> ours, Runnable checkBlockingAllowed) {
+        return new FleetJobsView(() -> store("(jobs)"), serverNames, ours, checkBlockingAllowed);
     }
 
     private static void skipped(JobStore store, String name, String serverName, long tick, RunOutcome outcome) {

@@ -1,5 +1,10 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
+import java.util.List;
+import java.util.function.BiConsumer;
+
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
@@ -21,4 +26,10 @@ interface JobStore {
 
     /** Records the end of the run {@code id} ({@link #started}). */
     void ended(String name, long id, RunOutcome outcome, Throwable error);
+
+    /** Every job's row, or the one of {@code serverName} (when not null), each with its key. */
+    void read(String serverName, BiConsumer<String, JobInfo> jobs);
+
+    /** A job's history, the latest first. */
+    List<JobRun> history(String name, String serverName, int limit);
 }

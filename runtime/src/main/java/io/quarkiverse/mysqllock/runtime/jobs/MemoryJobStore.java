@@ -1,5 +1,10 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
+import java.util.List;
+import java.util.function.BiConsumer;
+
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
@@ -19,7 +24,7 @@ final class MemoryJobStore implements JobStore {
 
     @Override
     public JobClaim claim(String name, String serverName, String tickRow, long tick) {
-        return jobs.claim(serverName, tick);
+        return jobs.claim(serverName, name, tick);
     }
 
     @Override
@@ -35,5 +40,15 @@ final class MemoryJobStore implements JobStore {
     @Override
     public void ended(String name, long id, RunOutcome outcome, Throwable error) {
         jobs.ended(id, outcome, error);
+    }
+
+    @Override
+    public void read(String serverName, BiConsumer<String, JobInfo> found) {
+        jobs.read(serverName, found);
+    }
+
+    @Override
+    public List<JobRun> history(String name, String serverName, int limit) {
+        return jobs.history(serverName).stream().limit(limit).toList();
     }
 }

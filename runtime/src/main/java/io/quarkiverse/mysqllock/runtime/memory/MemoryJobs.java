@@ -4,11 +4,15 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BiConsumer;
 
+import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobRun;
+import io.quarkiverse.mysqllock.jobs.JobState;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
@@ -38,14 +42,19 @@ public final class MemoryJobs {
 
     /** A job's row, guarded by its own monitor. */
     private static final class Row {
+        final String job;
         int stateCode = 1;
         long latest;
         long settled;
+
+        Row(String job) {
+            this.job = job;
+        }
     }
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
-    public JobClaim claim(String serverName, long tick) {
-        Row row = rows.computeIfAbsent(serverName, ignored -> new Row());
+    public JobClaim claim(String serverName, String job, long tick) {
+        Row row = rows.computeIfAbsent(serverName, ignored -> new Row(job));
         synchronized (row) {
             if (!TickRows.claimable(tick, row.latest, row.settled)) {
                 return JobClaim.TAKEN;
@@ -79,6 +88,36 @@ public final class MemoryJobs {
         runs.computeIfPresent(id, (key, run) -> new Run(run.serverName(), new JobRun(run.run().job(), run.run().tick(),
                 run.run().kind(), outcome, run.run().instance(), run.run().startedAt(), Instant.now(),
                 error == null ? null : error.getClass().getName(), error == null ? null : error.getMessage())));
+    }
+
+    /**
+     * Every job's row, or the one of {@code serverName} (when not null), with its key: what its history says of its
+     * last run, success and failure.
+     */
+    public void read(String serverName, BiConsumer<String, JobInfo> found) {
+        new TreeMap<>(rows).forEach((key, row) -> {
+            if (serverName != null && !serverName.equals(key)) {
+                return;
+            }
+            List<JobRun> history = history(key);
+            JobRun last = history.stream().filter(run -> run.outcome().ended() && !run.outcome().name().startsWith(
+                    "SKIPPED")).findFirst().orElse(null);
+            long latest;
+            int state;
+            synchronized (row) {
+                latest = row.latest;
+                state = row.stateCode;
+            }
+            found.accept(key, new JobInfo(row.job, JobState.values()[Math.min(state, 3) - 1],
+                    latest == 0 ? null : Instant.ofEpochMilli(latest), last == null ? null : last.outcome(),
+                    last == null ? null : last.startedAt(), last == null ? null : last.endedAt(),
+                    endOfLast(history, RunOutcome.SUCCEEDED), endOfLast(history, RunOutcome.FAILED, RunOutcome.LOST)));
+        });
+    }
+
+    private static Instant endOfLast(List<JobRun> history, RunOutcome... outcomes) {
+        return history.stream().filter(run -> List.of(outcomes).contains(run.outcome())).findFirst()
+                .map(JobRun::endedAt).orElse(null);
     }
 
     /** A job's history, the latest run first. */

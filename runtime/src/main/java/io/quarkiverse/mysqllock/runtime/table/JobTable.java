@@ -5,7 +5,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
 
+import io.quarkiverse.mysqllock.jobs.JobInfo;
+import io.quarkiverse.mysqllock.jobs.JobState;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
@@ -110,6 +113,31 @@ public final class JobTable {
                 }
                 long seen = keys.getLong(1);
                 return JobClaim.claimed((int) (seen % STATES), seen / STATES);
+            }
+        }
+    }
+
+    /**
+     * Every job's row, or the one of {@code serverName} (when not null), each with its key: {@code jobs} is given the
+     * key and the job as {@link JobInfo} has it.
+     */
+    public void read(Connection connection, String serverName, java.util.function.BiConsumer<String, JobInfo> jobs)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT name, job, state, latest_tick,"
+                + " last_outcome, last_started_at, last_ended_at, last_success_at, last_failure_at FROM " + table
+                + (serverName == null ? " ORDER BY job" : " WHERE name = ?"))) {
+            if (serverName != null) {
+                statement.setString(1, serverName);
+            }
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    String outcome = rs.getString(5);
+                    jobs.accept(rs.getString(1), new JobInfo(rs.getString(2), JobState.of(rs.getString(3)),
+                            rs.getLong(4) == 0 ? null : Instant.ofEpochMilli(rs.getLong(4)),
+                            outcome == null ? null : RunTable.outcome(outcome), ServerClock.instant(rs.getTimestamp(6)),
+                            ServerClock.instant(rs.getTimestamp(7)), ServerClock.instant(rs.getTimestamp(8)),
+                            ServerClock.instant(rs.getTimestamp(9))));
+                }
             }
         }
     }

@@ -5,7 +5,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
+import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
@@ -114,5 +118,46 @@ public final class RunTable {
         }
         int end = Character.isHighSurrogate(text.charAt(length - 1)) ? length - 1 : length;
         return text.substring(0, end);
+    }
+
+    /**
+     * A job's history, the latest first.
+     *
+     * @param job the job's name as the application wrote it
+     */
+    public List<JobRun> history(Connection connection, String serverName, String job, int limit) throws SQLException {
+        List<JobRun> runs = new ArrayList<>();
+        try (PreparedStatement statement = connection.prepareStatement("SELECT tick, kind, outcome, instance,"
+                + " started_at, ended_at, error_class, error_message FROM " + table
+                + " WHERE name = ? ORDER BY started_at DESC, id DESC LIMIT ?")) {
+            statement.setString(1, serverName);
+            statement.setInt(2, limit);
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    runs.add(new JobRun(job, Instant.ofEpochMilli(rs.getLong(1)), kind(rs.getString(2)),
+                            outcome(rs.getString(3)), rs.getString(4), ServerClock.instant(rs.getTimestamp(5)),
+                            ServerClock.instant(rs.getTimestamp(6)), rs.getString(7), rs.getString(8)));
+                }
+            }
+        }
+        return runs;
+    }
+
+    /** An outcome the table names; one this version does not know (written by a later one) reads as FAILED. */
+    static RunOutcome outcome(String name) {
+        try {
+            return RunOutcome.valueOf(name);
+        } catch (IllegalArgumentException e) {
+            return RunOutcome.FAILED;
+        }
+    }
+
+    /** A kind the table names; one this version does not know reads as SCHEDULED. */
+    private static RunKind kind(String name) {
+        try {
+            return RunKind.valueOf(name);
+        } catch (IllegalArgumentException e) {
+            return RunKind.SCHEDULED;
+        }
     }
 }
