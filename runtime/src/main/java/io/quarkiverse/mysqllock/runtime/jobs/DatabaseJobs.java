@@ -3,8 +3,9 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
 import io.quarkiverse.mysqllock.jobs.JobInfo;
@@ -34,8 +35,14 @@ public final class DatabaseJobs implements JobStore {
     private final TickRows tickRows;
     /** This instance's holder identity, as the history names it. */
     private final String identity;
-    /** The jobs whose row this instance made sure of (each once: no statement per tick). */
-    private final Set<String> seeded = ConcurrentHashMap.newKeySet();
+    /**
+     * How often this instance makes sure of a job's row again: a row deleted by hand (or a table re-created) comes back
+     * within this period, whatever instance's claim meets it, at one statement per job and period, not per tick.
+     */
+    static final long RESEED_NANOS = TimeUnit.MINUTES.toNanos(1);
+
+    /** The jobs whose row this instance made sure of, with when ({@link System#nanoTime()}). */
+    private final Map<String, Long> seeded = new ConcurrentHashMap<>();
 
     public DatabaseJobs(ConnectionSource connections, LockTable locks, String identity) {
         this.connections = connections;
@@ -68,14 +75,16 @@ public final class DatabaseJobs implements JobStore {
     private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick)
             throws SQLException {
         try {
-            if (!seeded.contains(serverName)) {
+            Long since = seeded.get(serverName);
+            long now = System.nanoTime();
+            if (since == null || now - since > RESEED_NANOS) {
                 jobs.seed(raw, serverName, name, tickRow);
-                seeded.add(serverName);
+                seeded.put(serverName, now);
             }
             return jobs.claim(raw, serverName, tick);
         } catch (SQLException e) {
             if (SqlErrors.isMissingTable(e)) {
-                seeded.remove(serverName);
+                seeded.clear(); // a table created again has none of the rows
             }
             throw e;
         }
@@ -128,11 +137,13 @@ public final class DatabaseJobs implements JobStore {
         });
     }
 
-    /** Work on the history table (created when missing, as the jobs table is: a run's end writes both). */
+    /**
+     * Work on the history table, created when missing. Never the jobs table: only a claim creates it, and makes sure of
+     * the job's row with it.
+     */
     private <T> T history(String name, String what, ConnectionSource.Work<T> work) {
         try {
-            return connections.withStatements(name,
-                    raw -> jobs.withTables(raw, () -> runs.withTable(raw, () -> work.run(raw))));
+            return connections.withStatements(name, raw -> runs.withTable(raw, () -> work.run(raw)));
         } catch (SQLException e) {
             throw new IllegalStateException("Could not " + what + " of '" + name + "': " + SqlErrors.describe(e), e);
         }

@@ -1,6 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jboss.logging.Logger;
@@ -59,6 +60,12 @@ public final class JobRunHandle extends ControlledHandleDecorator {
         return lost;
     }
 
+    @Override
+    public void abandon(String why) {
+        super.abandon(why);
+        endedUnlessBegun();
+    }
+
     private void endedUnlessBegun() {
         if (!began) {
             ended(RunOutcome.CANCELLED, null);
@@ -96,8 +103,12 @@ public final class JobRunHandle extends ControlledHandleDecorator {
         };
         if (BlockingOperationControl.isBlockingAllowed()) {
             record.run();
-        } else {
+            return;
+        }
+        try {
             worker.execute(record);
+        } catch (RejectedExecutionException e) {
+            record.run(); // the workers are shutting down: better late on this thread than never
         }
     }
 }

@@ -47,7 +47,7 @@ public final class JobTable {
         // is claimed whatever the job's state, so that a tick skipped while the job was paused or disabled is decided as
         // one that ran is: none of them runs later.
         this.claim = "UPDATE " + table + " SET claim_seen = LAST_INSERT_ID(latest_tick * " + STATES
-                + " + CASE state WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END),"
+                + " + CASE UPPER(state) WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END),"
                 + " settled_tick = IF(? > latest_tick, latest_tick, ?), latest_tick = GREATEST(latest_tick, ?)"
                 + " WHERE name = ? AND " + TickRows.claimable("latest_tick", "settled_tick");
     }

@@ -28,8 +28,8 @@ import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 public final class LockTable {
 
     /**
-     * At most 64 characters per part, as the servers allow, and room in the table's for the longest suffix of the tables
-     * named after it ({@code _audit}).
+     * At most 64 characters per part, as the servers allow, and room in the table's for the suffixes of the tables named
+     * after it ({@code _job}, {@code _run}, and up to 6 characters for those to come).
      */
     private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_$]{0,63}\\.[A-Za-z_][A-Za-z0-9_$]{0,57}"
             + "|[A-Za-z_][A-Za-z0-9_$]{0,57}");
@@ -50,7 +50,8 @@ public final class LockTable {
         if (table == null || !IDENTIFIER.matcher(table).matches()) {
             throw new IllegalArgumentException("quarkus.mysql-lock.table='" + table + "' is not a valid table name:"
                     + " use letters, digits, _ and $ (starting with a letter or _), at most 58 characters (the tables"
-                    + " of scheduled jobs are named after it, such as <table>_audit, and a name has at most 64),"
+                    + " of scheduled jobs are named after it, with up to 6 characters after it, and a name has at most"
+                    + " 64),"
                     + " optionally prefixed by a schema name and a dot");
         }
         this.table = table;

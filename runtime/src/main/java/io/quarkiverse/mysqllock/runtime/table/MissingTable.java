@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.table;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.Locale;
 
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
@@ -39,6 +40,8 @@ record MissingTable(String table, String what, String ddl, boolean create) {
 
     /** Whether the server's "doesn't exist" message is about this table (and not another one of the extension's). */
     private boolean names(SQLException e) {
-        return String.valueOf(e.getMessage()).contains(table.substring(table.indexOf('.') + 1) + "'");
+        // lower_case_table_names can report the name in lower case
+        return String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT)
+                .contains(table.substring(table.indexOf('.') + 1).toLowerCase(Locale.ROOT) + "'");
     }
 }

@@ -39,7 +39,8 @@ public final class RunTable {
         this.insert = "INSERT INTO " + table + " (name, tick, kind, outcome, instance, started_at, ended_at)"
                 + " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), IF(?, UTC_TIMESTAMP(6), NULL))";
         // No assignment reads a column another assigns: the same on both server kinds, whatever the order they assign in.
-        this.end = "UPDATE " + table + " r JOIN " + jobs.name() + " j ON j.name = r.name"
+        // LEFT JOIN: the run's row ends even where its job's row is gone
+        this.end = "UPDATE " + table + " r LEFT JOIN " + jobs.name() + " j ON j.name = r.name"
                 + " SET r.ended_at = UTC_TIMESTAMP(6), r.outcome = ?, r.error_class = ?, r.error_message = ?,"
                 + " j.last_outcome = ?, j.last_started_at = r.started_at, j.last_ended_at = UTC_TIMESTAMP(6),"
                 + " j.last_success_at = IF(? = 'SUCCEEDED', UTC_TIMESTAMP(6), j.last_success_at),"

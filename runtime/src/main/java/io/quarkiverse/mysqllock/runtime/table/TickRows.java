@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
 
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+
 /**
  * The tick rows of scheduled jobs (row {@code tick@<lock>} of the lock table), where versions of the extension before
  * the jobs table ({@link JobTable}) claim ticks: which ticks may still run ({@link #claimable}, the rule of the jobs
@@ -34,6 +36,8 @@ public final class TickRows {
 
     /** {@link #claimable} in SQL, over the row's columns: four parameters, each the tick. */
     private static final String CLAIMABLE = claimable("fence", SETTLED);
+
+    private static final int DEADLOCK_RETRIES = 5;
 
     private final LockTable table;
 
@@ -71,8 +75,18 @@ public final class TickRows {
      * latest, the former latest the settled mark; a tick between them becomes the settled mark.
      */
     public boolean claim(Connection connection, String serverName, long tick) throws SQLException {
-        return update(connection, serverName, tick) || table.seed(connection, serverName)
-                && update(connection, serverName, tick);
+        for (int attempt = 1;; attempt++) {
+            try {
+                return update(connection, serverName, tick) || table.seed(connection, serverName)
+                        && update(connection, serverName, tick);
+            } catch (SQLException e) {
+                // a seed waiting for a purge's row lock while the purge waits for the seed's lock on the floor row:
+                // the statement rolled back, and the conditional update decides again
+                if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private boolean update(Connection connection, String serverName, long tick) throws SQLException {
