@@ -12,8 +12,16 @@ public enum RunOutcome {
     LOST,
     /** Its {@code Uni} or {@code suspend} call was cancelled: its lock ended then, and what it left running ran without. */
     CANCELLED,
-    /** The tick was claimed, but the job's lock stayed busy past its wait: a run of an earlier tick still lasted. */
+    /**
+     * The tick was claimed, but the job's lock stayed busy past its wait: a run of an earlier tick still lasted. The
+     * claim was given back, so that a later fire of the tick (another instance's, a retry) may still run it.
+     */
     SKIPPED_BUSY,
+    /**
+     * The tick was claimed, but its lock could not be had for another reason (the error's class and first line say
+     * which); the claim was given back, as for {@link #SKIPPED_BUSY}.
+     */
+    NOT_ACQUIRED,
     /** The tick was claimed while the job was paused. */
     SKIPPED_PAUSED;
 

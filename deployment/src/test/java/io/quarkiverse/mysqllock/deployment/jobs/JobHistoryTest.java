@@ -3,9 +3,12 @@ package io.quarkiverse.mysqllock.deployment.jobs;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -15,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkiverse.mysqllock.deployment.testing.LockApp;
@@ -25,6 +29,7 @@ import io.quarkiverse.mysqllock.jobs.JobState;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.test.Background;
+import io.quarkiverse.mysqllock.test.TestDatabase;
 import io.quarkus.scheduler.ScheduledExecution;
 import io.quarkus.test.QuarkusUnitTest;
 import io.smallrye.mutiny.Uni;
@@ -101,12 +106,43 @@ class JobHistoryTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("ask for 1 or more");
     }
 
+    /** The claim of a tick whose lock stays busy is given back: a later fire of the tick runs it. */
     @Test
-    void aTickWhoseLockStaysBusyIsSkippedBusy() throws Exception {
+    void aTickWhoseLockStaysBusyIsSkippedBusyAndRunsWhenFiredAgain() throws Exception {
         try (LockHandle held = locks.acquire("history:busy")) {
             Background.run(() -> job.busy(Ticks.at(3_000))).get(30, TimeUnit.SECONDS);
         }
         assertThat(rows("history:busy")).isEqualTo("SCHEDULED 3000 SKIPPED_BUSY ended");
+        job.busy(Ticks.at(3_000));
+        assertThat(rows("history:busy")).isEqualTo("SCHEDULED 3000 SKIPPED_BUSY ended, SCHEDULED 3000 SUCCEEDED ended");
+    }
+
+    /**
+     * A lock not had for another reason (here its wait interrupted) gives the claim back too, with the error in the
+     * row. The lock is held by another session, so that the tick waits for it on the server.
+     */
+    @Test
+    void aTickWhoseLockCannotBeHadIsNotAcquiredAndRunsWhenFiredAgain() throws Exception {
+        try (Connection other = TestDatabase.shared().connect()) {
+            assertThat(ServerState.queryLongOn(other, "SELECT GET_LOCK('history:interrupted', 0)")).isEqualTo(1);
+            long waiting = ServerState.waitingInGetLock();
+            AtomicReference<Thread> runner = new AtomicReference<>();
+            CompletableFuture<Void> call = Background.run(() -> {
+                runner.set(Thread.currentThread());
+                assertThatThrownBy(() -> job.interrupted(Ticks.at(8_000)))
+                        .isInstanceOf(LockNotAcquiredException.class);
+            });
+            LockApp.await("the tick to wait for its lock", Duration.ofSeconds(30),
+                    () -> ServerState.waitingInGetLock() > waiting || call.isDone());
+            runner.get().interrupt();
+            call.get(30, TimeUnit.SECONDS);
+            assertThat(ServerState.queryLongOn(other, "SELECT RELEASE_LOCK('history:interrupted')")).isEqualTo(1);
+        }
+        job.interrupted(Ticks.at(8_000));
+        assertThat(rows("history:interrupted"))
+                .isEqualTo("SCHEDULED 8000 NOT_ACQUIRED ended, SCHEDULED 8000 SUCCEEDED ended");
+        assertThat(ServerState.queryString("SELECT error_class FROM mysql_lock_run WHERE name = 'history:interrupted'"
+                + " AND outcome = 'NOT_ACQUIRED'")).isEqualTo(LockNotAcquiredException.class.getName());
     }
 
     @Test
@@ -162,7 +198,10 @@ class JobHistoryTest {
 
         @Locked(value = "history:busy", onBusy = OnBusy.SKIP)
         public void busy(ScheduledExecution execution) {
-            throw new AssertionError("the lock is busy");
+        }
+
+        @Locked(value = "history:interrupted", onBusy = OnBusy.SKIP, waitFor = "30s")
+        public void interrupted(ScheduledExecution execution) {
         }
 
         @Locked(value = "history:paused", onBusy = OnBusy.SKIP)

@@ -21,8 +21,9 @@ import io.quarkiverse.mysqllock.runtime.table.RunTable;
 import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
- * The jobs tables of one datasource. A tick's claim: the claim in the jobs table, and for the instance that claimed it,
- * the same claim in the job's tick row of the lock table, where versions before the jobs table claim ticks (so that such
+ * The jobs tables of one datasource. A tick's claim: the claim in the jobs table, and for the instance that claimed it
+ * and holds the job's lock, the same claim in the job's tick row of the lock table, where versions before the jobs table claim
+ * ticks (so that such
  * an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice). The run history: a row per
  * run as it starts, completed as it ends.
  */
@@ -57,17 +58,31 @@ public final class DatabaseJobs implements JobStore {
     @Override
     public JobClaim claim(String name, String serverName, String tickRow, long tick) {
         try {
-            return connections.withStatements(name, raw -> {
-                JobClaim claim = jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick));
-                if (claim.kind() == JobClaim.Kind.RUN
-                        && !locks.withTable(raw, () -> tickRows.claim(raw, tickRow, tick))) {
-                    return JobClaim.TAKEN; // an instance of an older version ran it
-                }
-                return claim;
-            });
+            return connections.withStatements(name,
+                    raw -> jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick)));
         } catch (SQLException e) {
             throw new IllegalStateException("The jobs table could not claim a tick of '" + name + "': "
                     + SqlErrors.describe(e), e);
+        }
+    }
+
+    @Override
+    public boolean claimOlderRow(String name, String tickRow, long tick) {
+        try {
+            return connections.withStatements(name, raw -> locks.withTable(raw, () -> tickRows.claim(raw, tickRow, tick)));
+        } catch (SQLException e) {
+            throw new IllegalStateException("The tick row of '" + name + "' could not claim tick " + tick
+                    + " (claimed in the jobs table, and given back): " + SqlErrors.describe(e), e);
+        }
+    }
+
+    @Override
+    public void unclaim(String name, String serverName, long tick, long previousLatest) {
+        try {
+            connections.withStatements(name, raw -> jobs.unclaim(raw, serverName, tick, previousLatest));
+        } catch (SQLException e) {
+            throw new IllegalStateException("The claim of tick " + tick + " of '" + name + "' could not be given"
+                    + " back: no instance runs it: " + SqlErrors.describe(e), e);
         }
     }
 
@@ -93,12 +108,14 @@ public final class DatabaseJobs implements JobStore {
     @Override
     public long started(String name, String serverName, long tick, RunKind kind) {
         return history(name, "record the start of a run", raw -> runs.insert(raw, serverName, tick, kind,
-                RunOutcome.RUNNING, identity));
+                RunOutcome.RUNNING, identity, null));
     }
 
     @Override
-    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome) {
-        history(name, "record a skipped tick", raw -> runs.insert(raw, serverName, tick, kind, outcome, identity));
+    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome,
+            Throwable error) {
+        history(name, "record a skipped tick", raw -> runs.insert(raw, serverName, tick, kind, outcome, identity,
+                error));
     }
 
     @Override

@@ -59,22 +59,24 @@ public final class JobClaims {
 
     /**
      * The lock of a run, which records the run's end ({@link JobRunHandle}): nothing (null) when another instance claimed
-     * this tick (or it is settled), or this instance claimed it for a paused or disabled job, or the lock stays busy (the
-     * tick skipped). The history records the run as it starts, and the ticks this instance skips.
+     * this tick (or it is settled), or this instance claimed it for a paused or disabled job, or the lock stays busy.
+     * The claim comes first; a claimer that cannot have the lock gives the claim back, so that a later fire of the tick
+     * (another instance's, a retry) may run it. With the lock held, the claimer claims the tick where versions before the
+     * jobs table claim it too. The history records the run as it starts, and the ticks this instance skips.
      *
      * @param name the job's lock name, as the application wrote it
      * @param serverName the job's lock name on the server: its row in the jobs table
      * @param tickRow the lock table row where versions before the jobs table claim the job's ticks
      * @param tick the scheduled fire time of this run in epoch milliseconds
      * @throws io.quarkiverse.mysqllock.LockNotAcquiredException when the lock could not be had and the method's
-     *         {@code onBusy} is {@code FAIL} (the tick skipped)
+     *         {@code onBusy} is {@code FAIL}
      */
     public ControlledHandle acquire(String name, String serverName, String tickRow, long tick,
             Supplier<ControlledHandle> lock) {
         JobStore store = store(name);
         JobClaim claim = store.claim(name, serverName, tickRow, tick);
         if (claim.kind() == JobClaim.Kind.PAUSED) {
-            skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED);
+            skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED, null);
         }
         if (claim.kind() != JobClaim.Kind.RUN) {
             return null;
@@ -83,14 +85,27 @@ public final class JobClaims {
         try {
             handle = lock.get();
         } catch (LockNotAcquiredException e) {
-            if (e.reason() == LockNotAcquiredException.Reason.BUSY) {
-                skipped(store, name, serverName, tick, RunOutcome.SKIPPED_BUSY);
-            }
+            givenBack(store, name, serverName, tick, claim, e.reason() == LockNotAcquiredException.Reason.BUSY
+                    ? RunOutcome.SKIPPED_BUSY
+                    : RunOutcome.NOT_ACQUIRED, e);
+            throw e;
+        } catch (RuntimeException | Error e) {
+            givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
             throw e;
         }
         if (handle == null) {
-            skipped(store, name, serverName, tick, RunOutcome.SKIPPED_BUSY);
+            givenBack(store, name, serverName, tick, claim, RunOutcome.SKIPPED_BUSY, null);
             return null;
+        }
+        try {
+            if (!store.claimOlderRow(name, tickRow, tick)) {
+                handle.release(); // an instance of a version before the jobs table ran it
+                return null;
+            }
+        } catch (RuntimeException e) {
+            handle.release();
+            givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
+            throw e;
         }
         long id;
         try {
@@ -100,6 +115,17 @@ public final class JobClaims {
             return handle;
         }
         return new JobRunHandle(handle, store, name, id, worker);
+    }
+
+    /** A claimed tick this instance does not run: the claim given back, and the skip recorded. */
+    private static void givenBack(JobStore store, String name, String serverName, long tick, JobClaim claim,
+            RunOutcome outcome, Throwable error) {
+        try {
+            store.unclaim(name, serverName, tick, claim.previousLatest());
+        } catch (RuntimeException e) {
+            LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick), name, e.getMessage());
+        }
+        skipped(store, name, serverName, tick, outcome, error);
     }
 
     /**
@@ -113,9 +139,10 @@ public final class JobClaims {
         return new FleetJobsView(() -> store("(jobs)"), serverNames, ours, checkBlockingAllowed);
     }
 
-    private static void skipped(JobStore store, String name, String serverName, long tick, RunOutcome outcome) {
+    private static void skipped(JobStore store, String name, String serverName, long tick, RunOutcome outcome,
+            Throwable error) {
         try {
-            store.skipped(name, serverName, tick, RunKind.SCHEDULED, outcome);
+            store.skipped(name, serverName, tick, RunKind.SCHEDULED, outcome, error);
         } catch (RuntimeException e) {
             LOG.warnf("A skipped tick of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
         }

@@ -18,11 +18,23 @@ interface JobStore {
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
     JobClaim claim(String name, String serverName, String tickRow, long tick);
 
+    /**
+     * Claims a tick this instance claimed, with the job's lock held, where versions before the jobs table claim it (the
+     * tick row): false if such an instance ran it.
+     */
+    boolean claimOlderRow(String name, String tickRow, long tick);
+
+    /**
+     * Gives back the claim of a tick this instance could not run
+     * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#unclaim}).
+     */
+    void unclaim(String name, String serverName, long tick, long previousLatest);
+
     /** Records a run as it starts: its id. */
     long started(String name, String serverName, long tick, RunKind kind);
 
-    /** Records a tick that did not run, claimed by this instance. */
-    void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome);
+    /** Records a tick that did not run, claimed by this instance ({@code error}: why, or null). */
+    void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome, Throwable error);
 
     /** Records the end of the run {@code id} ({@link #started}). */
     void ended(String name, long id, RunOutcome outcome, Throwable error);

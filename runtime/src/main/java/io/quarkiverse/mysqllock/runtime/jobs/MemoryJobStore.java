@@ -28,13 +28,24 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public long started(String name, String serverName, long tick, RunKind kind) {
-        return jobs.record(serverName, name, tick, kind, RunOutcome.RUNNING, identity);
+    public boolean claimOlderRow(String name, String tickRow, long tick) {
+        return true;
     }
 
     @Override
-    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome) {
-        jobs.record(serverName, name, tick, kind, outcome, identity);
+    public void unclaim(String name, String serverName, long tick, long previousLatest) {
+        jobs.unclaim(serverName, tick, previousLatest);
+    }
+
+    @Override
+    public long started(String name, String serverName, long tick, RunKind kind) {
+        return jobs.record(serverName, name, tick, kind, RunOutcome.RUNNING, identity, null);
+    }
+
+    @Override
+    public void skipped(String name, String serverName, long tick, RunKind kind, RunOutcome outcome,
+            Throwable error) {
+        jobs.record(serverName, name, tick, kind, outcome, identity, error);
     }
 
     @Override

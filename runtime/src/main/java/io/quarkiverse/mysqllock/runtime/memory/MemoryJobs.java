@@ -75,12 +75,29 @@ public final class MemoryJobs {
      *
      * @param job the job's name as the application wrote it
      */
-    public long record(String serverName, String job, long tick, RunKind kind, RunOutcome outcome, String instance) {
+    public long record(String serverName, String job, long tick, RunKind kind, RunOutcome outcome, String instance,
+            Throwable error) {
         long id = ids.incrementAndGet();
         Instant now = Instant.now();
         runs.put(id, new Run(serverName, new JobRun(job, Instant.ofEpochMilli(tick), kind, outcome, instance, now,
-                outcome.ended() ? now : null, null, null)));
+                outcome.ended() ? now : null, error == null ? null : error.getClass().getName(),
+                error == null ? null : error.getMessage())));
         return id;
+    }
+
+    /** Gives back the claim of a tick ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#unclaim}). */
+    public void unclaim(String serverName, long tick, long previousLatest) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return;
+        }
+        synchronized (row) {
+            boolean above = tick > previousLatest;
+            if (row.latest == (above ? tick : previousLatest) && row.settled == (above ? previousLatest : tick)) {
+                row.latest = previousLatest;
+                row.settled = above ? previousLatest : tick - 1;
+            }
+        }
     }
 
     /** Records the end of the run {@code id}. */

@@ -118,6 +118,28 @@ public final class JobTable {
     }
 
     /**
+     * Gives back the claim of a tick this instance could not run, unless another claim came since: a later fire of the
+     * tick may claim it again. A tick claimed above the latest leaves the former latest as both the latest and the
+     * settled mark; a tick claimed late, between them, leaves the settled mark just below it.
+     *
+     * @param previousLatest the latest tick before the claim ({@link JobClaim#previousLatest})
+     * @return whether the claim was given back
+     */
+    public boolean unclaim(Connection connection, String serverName, long tick, long previousLatest)
+            throws SQLException {
+        boolean above = tick > previousLatest;
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET latest_tick = ?, settled_tick = ? WHERE name = ? AND latest_tick = ? AND settled_tick = ?")) {
+            statement.setLong(1, previousLatest);
+            statement.setLong(2, above ? previousLatest : tick - 1);
+            statement.setString(3, serverName);
+            statement.setLong(4, above ? tick : previousLatest);
+            statement.setLong(5, above ? previousLatest : tick);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /**
      * Every job's row, or the one of {@code serverName} (when not null), each with its key: {@code jobs} is given the
      * key and the job as {@link JobInfo} has it.
      */

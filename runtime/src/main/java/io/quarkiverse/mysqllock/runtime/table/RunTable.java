@@ -36,8 +36,8 @@ public final class RunTable {
     public RunTable(LockTable locks, JobTable jobs) {
         this.table = locks.name() + "_run";
         this.createTables = locks.createsTables();
-        this.insert = "INSERT INTO " + table + " (name, tick, kind, outcome, instance, started_at, ended_at)"
-                + " VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), IF(?, UTC_TIMESTAMP(6), NULL))";
+        this.insert = "INSERT INTO " + table + " (name, tick, kind, outcome, instance, started_at, ended_at,"
+                + " error_class, error_message) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6), IF(?, UTC_TIMESTAMP(6), NULL), ?, ?)";
         // No assignment reads a column another assigns: the same on both server kinds, whatever the order they assign in.
         // LEFT JOIN: the run's row ends even where its job's row is gone
         this.end = "UPDATE " + table + " r LEFT JOIN " + jobs.name() + " j ON j.name = r.name"
@@ -68,7 +68,7 @@ public final class RunTable {
      * @param serverName the job's row in the jobs table
      */
     public long insert(Connection connection, String serverName, long tick, RunKind kind, RunOutcome outcome,
-            String instance) throws SQLException {
+            String instance, Throwable error) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(insert, Statement.RETURN_GENERATED_KEYS)) {
             statement.setString(1, serverName);
             statement.setLong(2, tick);
@@ -76,6 +76,8 @@ public final class RunTable {
             statement.setString(4, outcome.name());
             statement.setString(5, instance);
             statement.setBoolean(6, outcome.ended());
+            statement.setString(7, errorClass(error));
+            statement.setString(8, errorMessage(error));
             statement.executeUpdate();
             try (ResultSet keys = statement.getGeneratedKeys()) {
                 if (!keys.next()) {
@@ -94,14 +96,22 @@ public final class RunTable {
     public void end(Connection connection, long id, RunOutcome outcome, Throwable error) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(end)) {
             statement.setString(1, outcome.name());
-            statement.setString(2, error == null ? null : cut(error.getClass().getName(), ERROR_CLASS_LENGTH));
-            statement.setString(3, error == null ? null : cut(firstLine(error.getMessage()), ERROR_MESSAGE_LENGTH));
+            statement.setString(2, errorClass(error));
+            statement.setString(3, errorMessage(error));
             statement.setString(4, outcome.name());
             statement.setString(5, outcome.name());
             statement.setString(6, outcome.name());
             statement.setLong(7, id);
             statement.executeUpdate();
         }
+    }
+
+    private static String errorClass(Throwable error) {
+        return error == null ? null : cut(error.getClass().getName(), ERROR_CLASS_LENGTH);
+    }
+
+    private static String errorMessage(Throwable error) {
+        return error == null ? null : cut(firstLine(error.getMessage()), ERROR_MESSAGE_LENGTH);
     }
 
     private static String firstLine(String message) {
