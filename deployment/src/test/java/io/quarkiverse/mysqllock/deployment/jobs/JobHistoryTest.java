@@ -125,15 +125,14 @@ class JobHistoryTest {
     void aTickWhoseLockCannotBeHadIsNotAcquiredAndRunsWhenFiredAgain() throws Exception {
         try (Connection other = TestDatabase.shared().connect()) {
             assertThat(ServerState.queryLongOn(other, "SELECT GET_LOCK('history:interrupted', 0)")).isEqualTo(1);
-            long waiting = ServerState.waitingInGetLock();
             AtomicReference<Thread> runner = new AtomicReference<>();
             CompletableFuture<Void> call = Background.run(() -> {
                 runner.set(Thread.currentThread());
                 assertThatThrownBy(() -> job.interrupted(Ticks.at(8_000)))
                         .isInstanceOf(LockNotAcquiredException.class);
             });
-            LockApp.await("the tick to wait for its lock", Duration.ofSeconds(30),
-                    () -> ServerState.waitingInGetLock() > waiting || call.isDone());
+            LockApp.await("the tick to wait for its lock on the server", Duration.ofSeconds(30),
+                    () -> ServerState.waitingInGetLock("history:interrupted") > 0 || call.isDone());
             runner.get().interrupt();
             call.get(30, TimeUnit.SECONDS);
             assertThat(ServerState.queryLongOn(other, "SELECT RELEASE_LOCK('history:interrupted')")).isEqualTo(1);

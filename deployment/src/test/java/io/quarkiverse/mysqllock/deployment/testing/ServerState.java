@@ -54,6 +54,12 @@ public final class ServerState {
         return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT GET_LOCK(%'");
     }
 
+    /** The sessions waiting in {@code GET_LOCK} for this lock (a name sent as it is). */
+    public static long waitingInGetLock(String serverName) {
+        return queryLong("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE ?",
+                "SELECT GET_LOCK('" + serverName + "'%");
+    }
+
     public static String queryString(String sql, Object... args) {
         try (Connection connection = TestDatabase.shared().connect();
                 PreparedStatement statement = connection.prepareStatement(sql)) {

@@ -120,12 +120,15 @@ public final class JobClaims {
     /** A claimed tick this instance does not run: the claim given back, and the skip recorded. */
     private static void givenBack(JobStore store, String name, String serverName, long tick, JobClaim claim,
             RunOutcome outcome, Throwable error) {
-        try {
-            store.unclaim(name, serverName, tick, claim.previousLatest());
-        } catch (RuntimeException e) {
-            LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick), name, e.getMessage());
-        }
-        skipped(store, name, serverName, tick, outcome, error);
+        Uninterrupted.run(() -> {
+            try {
+                store.unclaim(name, serverName, tick, claim.previousLatest());
+            } catch (RuntimeException e) {
+                LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick), name,
+                        e.getMessage());
+            }
+            skipped(store, name, serverName, tick, outcome, error);
+        });
     }
 
     /**

@@ -102,7 +102,7 @@ public final class JobRunHandle extends ControlledHandleDecorator {
             }
         };
         if (BlockingOperationControl.isBlockingAllowed()) {
-            record.run();
+            Uninterrupted.run(record); // interruptOnLoss may have interrupted the thread that ran it
             return;
         }
         try {
