@@ -6,7 +6,11 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 
+import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
 
 import org.eclipse.microprofile.config.inject.ConfigProperty;
@@ -16,7 +20,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockManager;
+import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.OnBusy;
 import io.quarkus.agroal.DataSource;
+import io.quarkus.scheduler.ScheduledExecution;
+import io.quarkus.scheduler.Trigger;
 import io.quarkus.test.QuarkusUnitTest;
 
 /**
@@ -35,7 +43,7 @@ class EmbeddedDevServiceMariaDbDriverTest {
             .overrideConfigKey("quarkus.datasource.reports.username", "reporter")
             .overrideConfigKey("quarkus.datasource.reports.password", "reporter-secret")
             .overrideConfigKey("quarkus.log.category.\"ch.vorburger\".level", "WARN")
-            .withApplicationRoot(jar -> jar.addClass(ContainerRuntime.class))
+            .withApplicationRoot(jar -> jar.addClasses(ContainerRuntime.class, Job.class))
             .addBuildChainCustomizer(ContainerRuntime.told());
 
     @Inject
@@ -47,6 +55,9 @@ class EmbeddedDevServiceMariaDbDriverTest {
 
     @Inject
     LockManager locks;
+
+    @Inject
+    Job job;
 
     @ConfigProperty(name = "quarkus.datasource.reports.jdbc.url")
     String reportsUrl;
@@ -68,6 +79,55 @@ class EmbeddedDevServiceMariaDbDriverTest {
         }
         try (LockHandle lock = locks.acquire("dev-service:mariadb-driver", Duration.ofSeconds(5))) {
             assertThat(lock.fencingToken()).isPositive();
+        }
+    }
+
+    /**
+     * A scheduled job's claim hands its answer back through {@code LAST_INSERT_ID} and the driver's generated keys: on
+     * MariaDB's driver too, a tick runs once, a late fire of it does not, and its history says so.
+     */
+    @Test
+    void aScheduledJobClaimsItsTicksOnTheMariaDbDriver() {
+        job.run(tick(90_000));
+        job.run(tick(90_000));
+        job.run(tick(91_000));
+        assertThat(job.runs()).containsExactly(90_000L, 91_000L);
+        assertThat(locks.jobs().history("dev-service:job", 10)).extracting(run -> run.tick().toEpochMilli() + " "
+                + run.outcome()).containsExactly("91000 SUCCEEDED", "90000 SUCCEEDED");
+    }
+
+    private static ScheduledExecution tick(long epochMillis) {
+        return new ScheduledExecution() {
+            @Override
+            public Trigger getTrigger() {
+                return null;
+            }
+
+            @Override
+            public Instant getFireTime() {
+                return Instant.now();
+            }
+
+            @Override
+            public Instant getScheduledFireTime() {
+                return Instant.ofEpochMilli(epochMillis);
+            }
+        };
+    }
+
+    @ApplicationScoped
+    public static class Job {
+
+        final List<Long> runs = new CopyOnWriteArrayList<>();
+
+        /** Through a method: the test holds a client proxy, whose own fields are not the bean's. */
+        List<Long> runs() {
+            return runs;
+        }
+
+        @Locked(value = "dev-service:job", onBusy = OnBusy.SKIP)
+        public void run(ScheduledExecution execution) {
+            runs.add(execution.getScheduledFireTime().toEpochMilli());
         }
     }
 
