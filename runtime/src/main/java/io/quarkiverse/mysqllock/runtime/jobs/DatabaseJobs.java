@@ -22,10 +22,9 @@ import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
  * The jobs tables of one datasource. A tick's claim: the claim in the jobs table, and for the instance that claimed it
- * and holds the job's lock, the same claim in the job's tick row of the lock table, where versions before the jobs table claim
- * ticks (so that such
- * an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice). The run history: a row per
- * run as it starts, completed as it ends.
+ * and holds the job's lock, the same claim in the job's tick row of the lock table, where versions before the jobs table
+ * claim ticks (so that such an instance, in the fleet during a rolling upgrade or after a rollback, runs no tick twice).
+ * The run history: a row per run as it starts, completed as it ends.
  */
 public final class DatabaseJobs implements JobStore {
 
@@ -57,33 +56,21 @@ public final class DatabaseJobs implements JobStore {
     /** Claims one tick of a job ({@link JobTable#claim}, then its tick row for the instance that runs it). */
     @Override
     public JobClaim claim(String name, String serverName, String tickRow, long tick) {
-        try {
-            return connections.withStatements(name,
-                    raw -> jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick)));
-        } catch (SQLException e) {
-            throw new IllegalStateException("The jobs table could not claim a tick of '" + name + "': "
-                    + SqlErrors.describe(e), e);
-        }
+        return statements(name, "The jobs table could not claim a tick of '" + name + "'",
+                raw -> jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick)));
     }
 
     @Override
     public boolean claimOlderRow(String name, String tickRow, long tick) {
-        try {
-            return connections.withStatements(name, raw -> locks.withTable(raw, () -> tickRows.claim(raw, tickRow, tick)));
-        } catch (SQLException e) {
-            throw new IllegalStateException("The tick row of '" + name + "' could not claim tick " + tick
-                    + " (claimed in the jobs table, and given back): " + SqlErrors.describe(e), e);
-        }
+        return statements(name, "The tick row of '" + name + "' could not claim tick " + tick
+                + " (claimed in the jobs table, and given back)",
+                raw -> locks.withTable(raw, () -> tickRows.claim(raw, tickRow, tick)));
     }
 
     @Override
     public void unclaim(String name, String serverName, long tick, long previousLatest) {
-        try {
-            connections.withStatements(name, raw -> jobs.unclaim(raw, serverName, tick, previousLatest));
-        } catch (SQLException e) {
-            throw new IllegalStateException("The claim of tick " + tick + " of '" + name + "' could not be given"
-                    + " back: no instance runs it: " + SqlErrors.describe(e), e);
-        }
+        statements(name, "The claim of tick " + tick + " of '" + name + "' could not be given back: no instance runs it",
+                raw -> jobs.unclaim(raw, serverName, tick, previousLatest));
     }
 
     /** The claim, the job's row made sure of first when this instance has not yet (or the table was created since). */
@@ -128,28 +115,27 @@ public final class DatabaseJobs implements JobStore {
 
     @Override
     public void read(String serverName, BiConsumer<String, JobInfo> found) {
-        connections.query(serverName == null ? "(jobs)" : serverName, "read the jobs table", raw -> {
-            try {
-                jobs.read(raw, serverName, found);
-            } catch (SQLException e) {
-                if (!SqlErrors.isMissingTable(e)) {
-                    throw e;
-                }
-            }
+        read(serverName == null ? "(jobs)" : serverName, "read the jobs table", null, raw -> {
+            jobs.read(raw, serverName, found);
             return null;
         });
     }
 
     @Override
     public List<JobRun> history(String name, String serverName, int limit) {
-        return connections.query(name, "read the history of a job", raw -> {
+        return read(name, "read the history of a job", List.of(), raw -> runs.history(raw, serverName, name, limit));
+    }
+
+    /** A read of the jobs tables: {@code none} where a table is not created yet (a read never creates one). */
+    private <T> T read(String name, String what, T none, ConnectionSource.Work<T> work) {
+        return connections.query(name, what, raw -> {
             try {
-                return runs.history(raw, serverName, name, limit);
+                return work.run(raw);
             } catch (SQLException e) {
                 if (!SqlErrors.isMissingTable(e)) {
                     throw e;
                 }
-                return List.of();
+                return none;
             }
         });
     }
@@ -159,10 +145,16 @@ public final class DatabaseJobs implements JobStore {
      * the job's row with it.
      */
     private <T> T history(String name, String what, ConnectionSource.Work<T> work) {
+        return statements(name, "Could not " + what + " of '" + name + "'",
+                raw -> runs.withTable(raw, () -> work.run(raw)));
+    }
+
+    /** Statements on a connection borrowed for them; a failure is thrown as {@code failure}, with the server's error. */
+    private <T> T statements(String name, String failure, ConnectionSource.Work<T> work) {
         try {
-            return connections.withStatements(name, raw -> runs.withTable(raw, () -> work.run(raw)));
+            return connections.withStatements(name, work);
         } catch (SQLException e) {
-            throw new IllegalStateException("Could not " + what + " of '" + name + "': " + SqlErrors.describe(e), e);
+            throw new IllegalStateException(failure + ": " + SqlErrors.describe(e), e);
         }
     }
 }
