@@ -42,51 +42,77 @@ class JobTicksAcrossVersionsTest {
     Job job;
 
     /**
-     * Two instances of each version fire every tick at the same moment (and every fifth tick once more, a second late,
-     * as a loaded scheduler does): each tick runs exactly once, on one of them.
+     * Two instances of each version fire every tick (and every fifth tick once more, a second late, as a loaded
+     * scheduler does): each tick runs exactly once, on one of them. In most rounds all fire at the same moment, and
+     * which version wins is a race; in every third round one version fires first and the other only once it is done,
+     * so that each version is known to run ticks the other then fires late.
      */
     @Test
     void aFleetOfBothVersionsRunsEachTickOnce() throws Exception {
         Map<Long, List<String>> runs = new ConcurrentHashMap<>();
+        Map<Long, String> firstVersion = new TreeMap<>();
         try (Connection older1 = TestDatabase.shared().connect(); Connection older2 = TestDatabase.shared().connect()) {
-            List<OlderVersionTicks> olderInstances = List.of(new OlderVersionTicks(older1),
-                    new OlderVersionTicks(older2));
+            List<OlderVersionTicks> olders = List.of(new OlderVersionTicks(older1), new OlderVersionTicks(older2));
             for (int second = 1; second <= 60; second++) {
                 long tick = 1_000_000L + second * 1000L;
-                List<Long> fired = new ArrayList<>(List.of(tick, tick, tick, tick));
+                List<Fire> olderFires = List.of(new Fire(tick, "older instance-0", olders.get(0)),
+                        new Fire(tick, "older instance-1", olders.get(1)));
+                List<Fire> newerFires = new ArrayList<>(List.of(new Fire(tick, "newer instance-2", null),
+                        new Fire(tick, "newer instance-3", null)));
                 if (second % 5 == 0) {
-                    fired.add(tick - 1000); // a late fire of the tick before, after this one was fired
+                    // a late fire of the tick before, after this one was fired
+                    newerFires.add(new Fire(tick - 1000, "newer instance-4", null));
                 }
-                CyclicBarrier together = new CyclicBarrier(fired.size());
-                List<CompletableFuture<Void>> fires = new ArrayList<>();
-                for (int i = 0; i < fired.size(); i++) {
-                    long at = fired.get(i);
-                    String instance = "instance-" + i;
-                    OlderVersionTicks older = i < 2 ? olderInstances.get(i) : null;
-                    fires.add(Background.run(() -> {
-                        try {
-                            together.await(30, TimeUnit.SECONDS);
-                            if (older != null) {
-                                older.fire("versions:fleet", at, () -> ran(runs, at, "older " + instance));
-                            } else {
-                                job.fleet(Ticks.at(at), "newer " + instance, runs);
-                            }
-                        } catch (Exception e) {
-                            throw new IllegalStateException(e);
-                        }
-                    }));
+                switch (second % 3) {
+                    case 1 -> {
+                        firstVersion.put(tick, "newer");
+                        fireTogether(newerFires, runs);
+                        fireTogether(olderFires, runs);
+                    }
+                    case 2 -> {
+                        firstVersion.put(tick, "older");
+                        fireTogether(olderFires, runs);
+                        fireTogether(newerFires, runs);
+                    }
+                    default -> {
+                        List<Fire> all = new ArrayList<>(olderFires);
+                        all.addAll(newerFires);
+                        fireTogether(all, runs);
+                    }
                 }
-                CompletableFuture.allOf(fires.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
             }
         }
         Map<Long, List<String>> sorted = new TreeMap<>(runs);
         assertThat(sorted.entrySet()).as("ticks and who ran them").allSatisfy(ran -> assertThat(ran.getValue())
                 .as("the instances that ran tick " + ran.getKey()).hasSize(1));
         assertThat(sorted).as("every tick ran").hasSize(60);
-        assertThat(sorted.values().stream().flatMap(List::stream).filter(who -> who.startsWith("older")))
-                .as("both versions ran ticks").isNotEmpty();
-        assertThat(sorted.values().stream().flatMap(List::stream).filter(who -> who.startsWith("newer")))
-                .as("both versions ran ticks").isNotEmpty();
+        assertThat(firstVersion).as("a version that fired a tick first ran it").allSatisfy(
+                (tick, version) -> assertThat(sorted.get(tick).get(0)).as("tick " + tick).startsWith(version));
+    }
+
+    /** One instance's fire of one tick: an instance of the older version when {@code older} is set. */
+    private record Fire(long tick, String who, OlderVersionTicks older) {
+    }
+
+    /** The fires given, each by an instance of its own, all at the same moment; returns when all are done. */
+    private void fireTogether(List<Fire> fires, Map<Long, List<String>> runs) throws Exception {
+        CyclicBarrier together = new CyclicBarrier(fires.size());
+        List<CompletableFuture<Void>> running = new ArrayList<>();
+        for (Fire fire : fires) {
+            running.add(Background.run(() -> {
+                try {
+                    together.await(30, TimeUnit.SECONDS);
+                    if (fire.older() != null) {
+                        fire.older().fire("versions:fleet", fire.tick(), () -> ran(runs, fire.tick(), fire.who()));
+                    } else {
+                        job.fleet(Ticks.at(fire.tick()), fire.who(), runs);
+                    }
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            }));
+        }
+        CompletableFuture.allOf(running.toArray(CompletableFuture[]::new)).get(60, TimeUnit.SECONDS);
     }
 
     /**
