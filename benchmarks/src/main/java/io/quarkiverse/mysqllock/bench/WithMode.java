@@ -17,6 +17,21 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
         return java.util.Map.of();
     }
 
+    @Override
+    public JobHistory jobHistory() {
+        return config.jobHistory();
+    }
+
+    @Override
+    public java.util.Map<String, JobSettings> jobs() {
+        return config.jobs();
+    }
+
+    @Override
+    public Admin admin() {
+        return config.admin();
+    }
+
     /** The lock table of a manager of the other engine. */
     static String table(MySqlLockRuntimeConfig config, Mode mode) {
         return config.table().or(() -> config.lease().table()).orElse("mysql_lock") + "_"

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.deployment;
 
+import io.quarkiverse.mysqllock.runtime.devui.MySqlLockJobsJsonRpcService;
 import io.quarkiverse.mysqllock.runtime.devui.MySqlLockJsonRpcService;
 import io.quarkus.deployment.IsLocalDevelopment;
 import io.quarkus.deployment.annotations.BuildStep;
@@ -18,11 +19,20 @@ public class DevUiProcessor {
                 .icon("font-awesome-solid:lock")
                 .componentLink("qwc-mysql-lock-locks.js")
                 .dynamicLabelJsonRPCMethodName("getHeldCount"));
+        card.addPage(Page.webComponentPageBuilder()
+                .title("Scheduled jobs")
+                .icon("font-awesome-solid:clock")
+                .componentLink("qwc-mysql-lock-jobs.js"));
         return card;
     }
 
     @BuildStep(onlyIf = IsLocalDevelopment.class)
     JsonRPCProvidersBuildItem jsonRpc() {
         return new JsonRPCProvidersBuildItem(MySqlLockJsonRpcService.class);
+    }
+
+    @BuildStep(onlyIf = IsLocalDevelopment.class)
+    JsonRPCProvidersBuildItem jobsJsonRpc() {
+        return new JsonRPCProvidersBuildItem(MySqlLockJobsJsonRpcService.class);
     }
 }

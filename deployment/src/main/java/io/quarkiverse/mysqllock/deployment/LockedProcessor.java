@@ -15,6 +15,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.runtime.locked.JobLaunches;
 import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.LockedMethod;
@@ -24,6 +25,7 @@ import io.quarkiverse.mysqllock.runtime.locked.Suspending;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
+import io.quarkus.arc.deployment.UnremovableBeanBuildItem;
 import io.quarkus.deployment.annotations.BuildProducer;
 import io.quarkus.deployment.annotations.BuildStep;
 import io.quarkus.deployment.annotations.ExecutionTime;
@@ -34,6 +36,7 @@ import io.quarkus.deployment.builditem.LaunchModeBuildItem;
 import io.quarkus.deployment.builditem.RemovedResourceBuildItem;
 import io.quarkus.deployment.builditem.ServiceStartBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.ReflectiveClassBuildItem;
+import io.quarkus.deployment.builditem.nativeimage.ReflectiveMethodBuildItem;
 import io.quarkus.deployment.builditem.nativeimage.RuntimeInitializedClassBuildItem;
 import io.quarkus.deployment.pkg.builditem.CurateOutcomeBuildItem;
 import io.quarkus.deployment.recording.RecorderContext;
@@ -53,6 +56,29 @@ class LockedProcessor {
     AdditionalBeanBuildItem interceptor() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
                 .setUnremovable().build();
+    }
+
+    /**
+     * A scheduled job can be run outside its schedule ({@code FleetJobs.runNow}), where the application has jobs: its
+     * method is called by reflection ({@code JobLaunches}), registered for a native image, on its bean, which stays
+     * even where nothing injects it.
+     */
+    @BuildStep
+    void launchableJobs(List<LockedMethodBuildItem> found, List<CheckedLockedMethodBuildItem> checked,
+            BuildProducer<ReflectiveMethodBuildItem> reflective, BuildProducer<UnremovableBeanBuildItem> unremovable,
+            BuildProducer<AdditionalBeanBuildItem> beans) {
+        Set<String> jobs = new TreeSet<>();
+        checked.stream().filter(method -> method.tickParameter >= 0).forEach(method -> jobs.add(method.key));
+        if (jobs.isEmpty()) {
+            return; // and the scheduler API, which JobLaunches names, may be missing
+        }
+        beans.produce(AdditionalBeanBuildItem.unremovableOf(JobLaunches.class));
+        for (LockedMethodBuildItem method : found) {
+            if (jobs.contains(method.key()) && method.method().parametersCount() == 1) {
+                reflective.produce(new ReflectiveMethodBuildItem("run-now of a scheduled job", method.method()));
+                unremovable.produce(UnremovableBeanBuildItem.beanTypes(method.method().declaringClass().name()));
+            }
+        }
     }
 
     /**
@@ -218,6 +244,7 @@ class LockedProcessor {
         if (recorded.expressions) {
             recorder.resolveExpressions(recorded.table);
         }
+        recorder.checkJobSettings(recorded.table);
         // before the application starts: a @Startup bean or a first scheduled tick may call a @Locked method
         return new ServiceStartBuildItem("mysql-lock-durations");
     }

@@ -25,7 +25,9 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
 import io.quarkiverse.mysqllock.runtime.engine.HoldLeaks;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
+import io.quarkiverse.mysqllock.runtime.health.MySqlLockJobsHealthCheck;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
+import io.quarkiverse.mysqllock.runtime.table.AuditTable;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.table.RunTable;
@@ -67,6 +69,12 @@ class MySqlLockProcessor {
         return new HealthBuildItem(MySqlLockHealthCheck.class.getName(), config.health().enabled());
     }
 
+    /** The silence alerts of scheduled jobs: a wellness check, with the readiness check. */
+    @BuildStep
+    HealthBuildItem jobsHealth(MySqlLockBuildTimeConfig config) {
+        return new HealthBuildItem(MySqlLockJobsHealthCheck.class.getName(), config.health().enabled());
+    }
+
     /**
      * The lock table's DDL is read at run time, also in a native image; with the Liquibase changelog, so that an
      * application's migrations can include it there too.
@@ -74,7 +82,7 @@ class MySqlLockProcessor {
     @BuildStep
     NativeImageResourceBuildItem ddlResource() {
         return new NativeImageResourceBuildItem(LockTable.DDL_RESOURCE, JobTable.DDL_RESOURCE, RunTable.DDL_RESOURCE,
-                LockTable.LIQUIBASE_CHANGELOG);
+                AuditTable.DDL_RESOURCE, LockTable.LIQUIBASE_CHANGELOG);
     }
 
     /**

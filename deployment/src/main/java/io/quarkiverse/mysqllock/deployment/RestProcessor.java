@@ -1,5 +1,7 @@
 package io.quarkiverse.mysqllock.deployment;
 
+import jakarta.enterprise.inject.spi.DeploymentException;
+
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
@@ -8,6 +10,7 @@ import io.quarkus.deployment.Capabilities;
 import io.quarkus.deployment.Capability;
 import io.quarkus.deployment.annotations.BuildProducer;
 import io.quarkus.deployment.annotations.BuildStep;
+import io.quarkus.deployment.builditem.AdditionalIndexedClassesBuildItem;
 import io.quarkus.resteasy.reactive.spi.ExceptionMapperBuildItem;
 
 /** The opt-in REST mapping of {@code LockNotAcquiredException} ({@code quarkus.mysql-lock.rest.map-exceptions}). */
@@ -35,5 +38,31 @@ class RestProcessor {
                     + " (quarkus-rest). With RESTEasy Classic, map LockNotAcquiredException with an ExceptionMapper of"
                     + " your own");
         }
+    }
+
+    /** By name: it is a jakarta.ws.rs resource, which an application without REST does not have. */
+    static final String ADMIN = "io.quarkiverse.mysqllock.runtime.rest.AdminResource";
+
+    /**
+     * The admin resource, where {@code quarkus.mysql-lock.admin.enabled=true}: it changes the fleet's state, so it is
+     * served only where its role can be enforced (a security extension) and REST is there to serve it.
+     */
+    @BuildStep
+    void adminResource(MySqlLockBuildTimeConfig config, Capabilities capabilities,
+            BuildProducer<AdditionalIndexedClassesBuildItem> indexed) {
+        if (!config.admin().enabled()) {
+            return;
+        }
+        if (!capabilities.isPresent(Capability.REST)) {
+            throw new DeploymentException("quarkus.mysql-lock.admin.enabled=true needs Quarkus REST (quarkus-rest) to"
+                    + " serve the admin resource: add it, or leave the admin resource off");
+        }
+        if (!capabilities.isPresent(Capability.SECURITY)) {
+            throw new DeploymentException("quarkus.mysql-lock.admin.enabled=true needs a security extension (such as"
+                    + " quarkus-oidc, quarkus-smallrye-jwt or quarkus-elytron-security-properties-file): without one,"
+                    + " the role quarkus.mysql-lock.admin.role is not enforced and anyone could pause jobs and release"
+                    + " locks");
+        }
+        indexed.produce(new AdditionalIndexedClassesBuildItem(ADMIN));
     }
 }

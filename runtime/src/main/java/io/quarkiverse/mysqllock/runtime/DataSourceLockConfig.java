@@ -203,6 +203,24 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
         };
     }
 
+    /** The application's: one admin resource serves every datasource. */
+    @Override
+    public Admin admin() {
+        return all.admin();
+    }
+
+    /** The application's: the history of every datasource's jobs is kept alike. */
+    @Override
+    public JobHistory jobHistory() {
+        return all.jobHistory();
+    }
+
+    /** The application's: a job is one, whatever datasource its lock is on. */
+    @Override
+    public Map<String, JobSettings> jobs() {
+        return all.jobs();
+    }
+
     /** None: this is one datasource's configuration already. */
     @Override
     public Map<String, DataSourceSettings> datasources() {

@@ -14,6 +14,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest.WhenBusy;
+import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 
 /**
  * A distributed lock as a {@link Lock} ({@code LockManager.asLock}): each {@code lock()} of a thread holds a handle
@@ -99,7 +100,7 @@ final class LockView implements Lock {
         }
         ControlledHandle handle;
         try {
-            handle = locks.acquireForMethod(name, LockOptions.waitingUpTo(wait), WhenBusy.NOTHING, null);
+            handle = locks.acquireForMethod(name, LockOptions.waitingUpTo(wait), WhenBusy.NOTHING, (JobTick) null);
         } catch (LockNotAcquiredException e) {
             boolean interruptedNow = Thread.interrupted(); // an InterruptedException consumes the interrupt
             if (interruptedNow || e.reason() == LockNotAcquiredException.Reason.INTERRUPTED

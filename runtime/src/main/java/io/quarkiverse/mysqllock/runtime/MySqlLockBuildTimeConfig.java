@@ -35,6 +35,21 @@ public interface MySqlLockBuildTimeConfig {
     /** REST. */
     Rest rest();
 
+    /** The admin resource. */
+    Admin admin();
+
+    interface Admin {
+        /**
+         * Whether the admin resource is served, under {@code /mysql-lock/admin} of the application's REST root: the
+         * fleet's scheduled jobs with their history and changes, pause, resume, disable, enable and run-now, the lock
+         * holders, and a lock released by force. Every call needs the role {@code quarkus.mysql-lock.admin.role}, and
+         * every change is recorded in the audit trail under the authenticated user's name. Needs {@code quarkus-rest} and
+         * a security extension (the build fails without them). Off by default.
+         */
+        @WithDefault("false")
+        boolean enabled();
+    }
+
     interface Rest {
         /**
          * Whether a {@code LockNotAcquiredException} escaping a REST resource method becomes an HTTP answer, when

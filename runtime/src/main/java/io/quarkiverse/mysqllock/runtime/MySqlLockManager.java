@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
@@ -50,8 +51,13 @@ import io.quarkiverse.mysqllock.runtime.features.PrimitiveHandle;
 import io.quarkiverse.mysqllock.runtime.features.TableRecords;
 import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
+import io.quarkiverse.mysqllock.runtime.jobs.HistoryRetention;
 import io.quarkiverse.mysqllock.runtime.jobs.JobClaims;
+import io.quarkiverse.mysqllock.runtime.jobs.JobLauncher;
+import io.quarkiverse.mysqllock.runtime.jobs.JobSilences;
+import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
+import io.quarkus.arc.Arc;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 
@@ -66,13 +72,15 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
     private final Duration defaultWait;
+    private final long createdNanos = System.nanoTime();
     /** NAMED elections: the windows within which a term is confirmed. */
     private final LeaderWindows leaderWindows = new LeaderWindows(this::engine);
     private final Coordination coordination;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
-        this.records = new DatabaseRecords(records, transactionLocks, this::engine, worker);
+        this.records = new DatabaseRecords(records, transactionLocks, this::engine, worker,
+                key -> names.fromServer(key).isPresent());
         this.engine = engine;
         this.names = names;
         this.defaultWait = defaultWait;
@@ -92,11 +100,31 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** {@code @Locked} methods' calls are counted with these metrics (the engine's are its own). */
     void measure(LockMetrics methodMetrics) {
         this.metrics = methodMetrics;
+        records.ticks().measure(methodMetrics);
+    }
+
+    /** How long ago this manager was made: this instance's start, for what it judges from then. */
+    public Duration age() {
+        return Duration.ofNanos(System.nanoTime() - createdNanos);
+    }
+
+    /**
+     * How long each scheduled job of this manager has gone without a success anywhere in the fleet, by job name: read
+     * from the jobs tables on the server's clock (blocking), or kept from a read a few seconds ago.
+     */
+    public Map<String, JobSilences.Silence> jobSilences() {
+        checkBlockingAllowed("jobSilences() (reading the jobs table)");
+        return records.ticks().silences().read();
     }
 
     /** The metrics of {@code @Locked} methods' calls. */
     public LockMetrics metrics() {
         return metrics;
+    }
+
+    /** How much of each scheduled job's run history to keep ({@code quarkus.mysql-lock.job-history.*}). */
+    void retainJobHistory(HistoryRetention retention) {
+        records.ticks().retain(retention);
     }
 
     /** Warns of every lock of this instance held longer than {@code threshold} ({@code long-hold-warning}). */
@@ -211,16 +239,21 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * hold itself ({@link #held}), counting {@code atLeastFor} from the method's start rather than from the grant, and
      * arms {@code interruptOnLoss} for the method's body only.
      *
-     * @param tick the scheduled fire time of this run in epoch milliseconds, for a scheduled method that claims its
-     *        ticks ({@link JobClaims}); null otherwise
+     * @param tick the tick of this run, for a scheduled method that claims its ticks ({@link JobClaims}), or its
+     *        run-now; null otherwise
      */
-    public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, Long tick) {
+    public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, JobTick tick) {
         LockRequest request = names.request("acquire", name, options, whenBusy, defaultWait);
         return methodLock(name, request, tick);
     }
 
+    /** {@link #acquireForMethod} for a tick its trigger fired, in epoch milliseconds. */
+    public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, long tick) {
+        return acquireForMethod(name, options, whenBusy, JobTick.scheduled(tick));
+    }
+
     /** As {@link #acquireForMethod}, without blocking the caller: a null item when the tick already ran. */
-    public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, Long tick) {
+    public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, JobTick tick) {
         LockRequest request = names.request(null, name, options, WhenBusy.THROW, defaultWait);
         return new AsyncAcquisition<>(
                 () -> methodLock(name, request, tick), worker);
@@ -253,7 +286,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed: that waits at
      * least {@link JobClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
      */
-    private ControlledHandle methodLock(String name, LockRequest request, Long tick) {
+    private ControlledHandle methodLock(String name, LockRequest request, JobTick tick) {
         if (tick == null) {
             return engine.acquire(request);
         }
@@ -316,8 +349,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public FleetJobs jobs() {
-        return records.ticks().view(names::serverName, key -> names.fromServer(key).isPresent(),
-                () -> checkBlockingAllowed("jobs() (reading the jobs tables)"));
+        return records.ticks().view(names::serverName, names::tickRow,
+                () -> checkBlockingAllowed("jobs() (reading the jobs tables)"), dataSourceName(),
+                () -> Arc.container().instance(JobLauncher.class).get()); // none where the application has no job
     }
 
     @Override
@@ -361,6 +395,23 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         LockName lock = names.resolve(name);
         checkBlockingAllowed("forceRelease");
         return engine.forceRelease(lock);
+    }
+
+    /**
+     * {@link #forceRelease(String)}, recorded in the audit trail with who asked and why (the admin resource, the Dev UI).
+     *
+     * @throws IllegalStateException if the release was made but could not be recorded
+     */
+    public boolean forceRelease(String name, String by, String why) {
+        boolean released = forceRelease(name);
+        try {
+            records.ticks().audit("FORCE_RELEASE", names.serverName(name), name, by, why,
+                    released ? "released" : "no lease held");
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("Lock '" + name + "' was " + (released ? "" : "not ") + "released, and"
+                    + " that could not be recorded in the audit trail: " + e.getMessage(), e);
+        }
+        return released;
     }
 
     /** The datasource this manager takes its locks in. */

@@ -28,6 +28,7 @@ import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.DataSourceNames;
 import io.quarkiverse.mysqllock.runtime.jdbc.JdbcUrlPolicy;
 import io.quarkiverse.mysqllock.runtime.jdbc.ServerVersion;
+import io.quarkiverse.mysqllock.runtime.jobs.HistoryRetention;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.metrics.GuardedMetrics;
@@ -47,6 +48,11 @@ public final class MySqlLockManagerFactory {
     private static final Logger LOG = Logger.getLogger(MySqlLockManagerFactory.class);
 
     private MySqlLockManagerFactory() {
+    }
+
+    /** The manager in use for a datasource ({@code "<default>"} for the default one), if one is. */
+    public static Optional<MySqlLockManager> created(String dataSourceName) {
+        return created().stream().filter(manager -> manager.dataSourceName().equals(dataSourceName)).findFirst();
     }
 
     /**
@@ -111,7 +117,14 @@ public final class MySqlLockManagerFactory {
             boolean inMemory) {
         LockMetrics metrics = GuardedMetrics.of(reported);
         config.longHoldWarning().ifPresent(threshold -> requirePositive(key(config, "long-hold-warning"), threshold));
+        HistoryRetention retention;
+        try {
+            retention = new HistoryRetention(config.jobHistory().keepRuns(), config.jobHistory().keepFor());
+        } catch (IllegalArgumentException e) {
+            throw new ConfigurationException(e.getMessage(), e);
+        }
         MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans, inMemory);
+        manager.retainJobHistory(retention);
         manager.measure(metrics);
         config.longHoldWarning().ifPresent(manager::warnOfHoldsLongerThan);
         return manager;

@@ -100,6 +100,58 @@ public interface MySqlLockRuntimeConfig {
     @ConfigDocSection
     Named named();
 
+    /** The admin resource ({@code quarkus.mysql-lock.admin.enabled}). */
+    @ConfigDocSection
+    Admin admin();
+
+    interface Admin {
+        /** The role every call of the admin resource needs. */
+        @WithDefault("mysql-lock-admin")
+        String role();
+    }
+
+    /** The run history of scheduled jobs ({@code @Locked} methods with a {@code ScheduledExecution} parameter). */
+    @ConfigDocSection
+    JobHistory jobHistory();
+
+    /**
+     * Settings of one scheduled job, by its name (its lock's name, as the application wrote it):
+     * {@code quarkus.mysql-lock.jobs."cron:nightly-report".alert-after=26h}. A name that is no job of the application
+     * fails the start.
+     */
+    @ConfigDocMapKey("job-name")
+    @ConfigDocSection
+    Map<String, JobSettings> jobs();
+
+    /** One scheduled job's settings. */
+    interface JobSettings {
+        /**
+         * The wellness check ({@code /q/health/well}) goes DOWN when no run of this job has succeeded anywhere in the
+         * fleet for this long (counted from its first claimed tick if it never succeeded, and from this instance's start
+         * if no instance ever claimed one), while the job is active: a job that has silently stopped. Judged from the
+         * jobs table, on the database server's clock. Never a readiness check: a silent job does not take an instance
+         * out of the load balancer. Unset: no alert.
+         */
+        Optional<Duration> alertAfter();
+    }
+
+    interface JobHistory {
+        /**
+         * How many rows of each scheduled job's history are kept (its runs and the ticks it skipped): the latest ones.
+         * Older rows are removed by the instance that ends a run of the job, in batches of 500 rows, at most every ten
+         * minutes per job. At least 1.
+         */
+        @WithDefault("1000")
+        int keepRuns();
+
+        /**
+         * How long a row of a scheduled job's history is kept, from the start of its run: older rows are removed as
+         * {@code keep-runs} says, whatever their number. At least a minute.
+         */
+        @WithDefault("30d")
+        Duration keepFor();
+    }
+
     /** The LEASE engine. */
     @ConfigDocSection
     Lease lease();

@@ -9,7 +9,8 @@
 -- A Flyway repeatable migration (add classpath:io/quarkiverse/mysqllock/schema to your locations), also run by
 -- mysql-lock-changelog.xml beside it for Liquibase; the extension itself runs it at a job's first run when the table is
 -- missing and quarkus.mysql-lock.create-table is true.
--- The application user needs SELECT, INSERT, UPDATE on it.
+-- The application user needs SELECT, INSERT, UPDATE, DELETE on it: each job's old rows are removed as
+-- quarkus.mysql-lock.job-history.keep-runs and keep-for say.
 CREATE TABLE IF NOT EXISTS mysql_lock_run (
   id BIGINT NOT NULL AUTO_INCREMENT,
   name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,

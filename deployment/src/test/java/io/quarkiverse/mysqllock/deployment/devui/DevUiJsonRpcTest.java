@@ -119,7 +119,7 @@ class DevUiJsonRpcTest {
             Files.write(images.resolve("dev-ui-card.png"),
                     HeadlessChromium.checkedPng(browser.screenshot(card.get("x").asDouble(),
                             card.get("y").asDouble(), card.get("width").asDouble(), card.get("height").asDouble())));
-            browser.open(card.get("href").asText());
+            browser.open(page(card, "distributed-locks"));
             JsonNode page = rendered(browser, "Datasource", "LEASE");
             assertThat(page.get("text").asText()).contains("<default>").contains("LEASE");
             // the page shows times: its picture goes to target/, for a look, not into the repository
@@ -128,11 +128,17 @@ class DevUiJsonRpcTest {
         }
     }
 
+    /** The URL of one of the card's pages, by its id (its title in lower case, words joined by hyphens). */
+    static String page(JsonNode card, String id) {
+        String link = card.get("href").asText();
+        return link.substring(0, link.lastIndexOf('/') + 1) + id;
+    }
+
     /**
      * The smallest card-sized element whose text, shadow roots included, has every one of the texts, with its box and
      * the first link in it; polled until the page's scripts rendered it.
      */
-    private static JsonNode rendered(HeadlessChromium browser, String... texts) throws Exception {
+    static JsonNode rendered(HeadlessChromium browser, String... texts) throws Exception {
         String wanted = java.util.Arrays.stream(texts).map(text -> "'" + text + "'")
                 .collect(java.util.stream.Collectors.joining(","));
         String find = """

@@ -172,6 +172,33 @@ class JobHistoryTest {
                 () -> "SCHEDULED 7000 CANCELLED ended".equals(rows("history:never")));
     }
 
+    /**
+     * A run whose lock was lost (its server session killed) and that ends only after the next tick's run succeeded: the
+     * history has both, and the job's last run stays the one that started last.
+     */
+    @Test
+    void aRunThatEndsAfterALaterRunDoesNotBecomeTheLastRun() throws Exception {
+        CompletableFuture<String> first = new CompletableFuture<>();
+        CompletableFuture<String> done = job.held(Ticks.at(9_000), first).subscribeAsCompletionStage();
+        LockApp.await("the first run to hold its lock", Duration.ofSeconds(30),
+                () -> ServerState.holder("history:held").isPresent());
+        ServerState.update("KILL CONNECTION " + ServerState.holder("history:held").orElseThrow());
+        LockApp.await("the killed session's lock to be free", Duration.ofSeconds(30),
+                () -> ServerState.holder("history:held").isEmpty());
+        assertThat(job.held(Ticks.at(10_000), CompletableFuture.completedFuture("second")).await()
+                .atMost(Duration.ofSeconds(30))).isEqualTo("second");
+        first.complete("first");
+        done.handle((item, failure) -> item).get(30, TimeUnit.SECONDS); // it may report the loss as it ends
+        LockApp.await("the first run's end in its history", Duration.ofSeconds(30),
+                () -> "SCHEDULED 9000 LOST ended, SCHEDULED 10000 SUCCEEDED ended".equals(rows("history:held")));
+        assertThat(locks.jobs().job("history:held")).hasValueSatisfying(job -> {
+            assertThat(job.lastOutcome()).as("the last run to start").isEqualTo(RunOutcome.SUCCEEDED);
+            assertThat(job.lastSuccess()).isNotNull();
+            assertThat(job.lastFailure()).as("the lost run's end").isNotNull().isAfterOrEqualTo(job.lastSuccess());
+            assertThat(job.lastEnded()).isEqualTo(job.lastSuccess());
+        });
+    }
+
     /** The job's history, oldest first: kind, tick, outcome, and whether it ended. */
     private static String rows(String job) {
         return ServerState.queryString("SELECT GROUP_CONCAT(CONCAT(kind, ' ', tick, ' ', outcome, ' ',"
@@ -210,6 +237,11 @@ class JobHistoryTest {
         @Locked(value = "history:uni", onBusy = OnBusy.SKIP)
         public Uni<String> uni(ScheduledExecution execution) {
             return Uni.createFrom().item("done");
+        }
+
+        @Locked(value = "history:held", onBusy = OnBusy.SKIP)
+        public Uni<String> held(ScheduledExecution execution, CompletableFuture<String> end) {
+            return Uni.createFrom().completionStage(end);
         }
 
         @Locked(value = "history:never", onBusy = OnBusy.SKIP)

@@ -10,6 +10,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.inject.Inject;
@@ -27,6 +28,7 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.Ticks;
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobState;
@@ -46,7 +48,7 @@ class InMemoryEngineTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClasses(Background.class, TickJob.class, Ticks.class))
+            .withApplicationRoot(jar -> jar.addClasses(Background.class, TickJob.class, Ticks.class, LockApp.class))
             .overrideConfigKey("quarkus.mysql-lock.in-memory", "true")
             // no database at all: the default datasource (quarkus-jdbc-mysql) gets no URL and no Dev Services
             .overrideConfigKey("quarkus.datasource.devservices.enabled", "false");
@@ -194,17 +196,90 @@ class InMemoryEngineTest {
         assertThat(locks.jobs().jobs()).extracting(JobInfo::name).contains("mem:tick", "mem:tick-async");
     }
 
+    /**
+     * The in-memory history keeps what the jobs tables keep: a failure's first line only, and a tick not run (its lock
+     * not had) is no run: the job's last run stays the failure.
+     */
+    @Test
+    void theInMemoryHistoryKeepsWhatTheTablesKeep() throws Exception {
+        assertThatThrownBy(() -> job.failing(Ticks.at(1_000))).isInstanceOf(IllegalStateException.class);
+        AtomicReference<Thread> waiting = new AtomicReference<>();
+        CompletableFuture<Void> tick;
+        try (LockHandle held = locks.acquire("mem:failing")) {
+            tick = Background.run(() -> {
+                waiting.set(Thread.currentThread());
+                assertThatThrownBy(() -> job.failing(Ticks.at(2_000))).isInstanceOf(LockNotAcquiredException.class);
+            });
+            LockApp.await("the tick to wait for its lock", Duration.ofSeconds(30), () -> tick.isDone()
+                    || waiting.get() != null && waiting.get().getState() == Thread.State.TIMED_WAITING);
+            waiting.get().interrupt();
+            tick.get(30, TimeUnit.SECONDS);
+        }
+        assertThat(locks.jobs().history("mem:failing", 10)).extracting(run -> run.tick().toEpochMilli() + " "
+                + run.outcome() + " " + run.errorClass()).containsExactly(
+                        "2000 NOT_ACQUIRED " + LockNotAcquiredException.class.getName(),
+                        "1000 FAILED " + IllegalStateException.class.getName());
+        assertThat(locks.jobs().history("mem:failing", 10).get(1).errorMessage()).isEqualTo("the report failed");
+        assertThat(locks.jobs().job("mem:failing")).hasValueSatisfying(info -> {
+            assertThat(info.lastOutcome()).isEqualTo(RunOutcome.FAILED);
+            assertThat(info.lastFailure()).isNotNull().isEqualTo(info.lastEnded());
+        });
+    }
+
+    /** A job paused and resumed in memory as in the jobs table: its ticks skipped meanwhile, each change recorded. */
+    @Test
+    void aJobIsPausedResumedAndRunNowInMemory() throws Exception {
+        job.controlled(Ticks.at(1_000));
+        assertThatThrownBy(() -> locks.jobs().pause("mem:never-ran", "ops", null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("neither has this application");
+        assertThat(locks.jobs().pause("mem:controlled", "alice", "maintenance").state()).isEqualTo(JobState.PAUSED);
+        job.controlled(Ticks.at(2_000));
+        assertThatThrownBy(() -> locks.jobs().enable("mem:controlled", "ops", null))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("resume it");
+        assertThat(locks.jobs().resume("mem:controlled", "bob", null).state()).isEqualTo(JobState.ACTIVE);
+        job.controlled(Ticks.at(3_000));
+        assertThat(job.controlledRuns()).containsExactly("controlled@1000", "controlled@3000");
+        assertThat(locks.jobs().history("mem:controlled", 10)).extracting(run -> run.tick().toEpochMilli() + " "
+                + run.outcome()).containsExactly("3000 SUCCEEDED", "2000 SKIPPED_PAUSED", "1000 SUCCEEDED");
+        assertThat(locks.jobs().changes("mem:controlled", 10)).extracting(change -> change.action() + " " + change.by()
+                + " " + change.from() + " " + change.to()).containsExactly("RESUME bob PAUSED ACTIVE",
+                        "PAUSE alice ACTIVE PAUSED");
+        assertThat(locks.jobs().runNow("mem:controlled", "carol", null).toCompletableFuture().get(30,
+                TimeUnit.SECONDS)).isEqualTo(RunOutcome.SUCCEEDED);
+        assertThat(locks.jobs().history("mem:controlled", 1)).extracting(run -> run.kind() + " " + run.outcome())
+                .containsExactly("RUN_NOW SUCCEEDED");
+        assertThat(job.controlledRuns()).hasSize(3);
+        assertThat(locks.jobs().changes("mem:controlled", 1)).extracting(change -> change.action() + " " + change.by())
+                .containsExactly("RUN_NOW carol");
+    }
+
     @ApplicationScoped
     public static class TickJob {
         final List<String> runs = new CopyOnWriteArrayList<>();
+
+        final List<String> controlledRuns = new CopyOnWriteArrayList<>();
 
         List<String> runs() {
             return runs;
         }
 
+        List<String> controlledRuns() {
+            return controlledRuns;
+        }
+
         @Locked("mem:tick")
         public void run(ScheduledExecution execution) {
             runs.add("run@" + execution.getScheduledFireTime().toEpochMilli());
+        }
+
+        @Locked(value = "mem:failing", onBusy = OnBusy.SKIP, waitFor = "30s")
+        public void failing(ScheduledExecution execution) {
+            throw new IllegalStateException("the report failed\nat line two");
+        }
+
+        @Locked(value = "mem:controlled", onBusy = OnBusy.SKIP)
+        public void controlled(ScheduledExecution execution) {
+            controlledRuns.add("controlled@" + execution.getScheduledFireTime().toEpochMilli());
         }
 
         @Locked(value = "mem:tick-async", onBusy = OnBusy.SKIP)

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import io.quarkiverse.mysqllock.runtime.table.AuditTable;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.table.RunTable;
@@ -39,9 +40,9 @@ class SchemaMigrationsTest {
 
     private static final List<String> SCHEMAS = List.of("lock_reference", "lock_flyway", "lock_liquibase",
             "lock_liquibase_after", "lock_liquibase_upgrade");
-    private static final List<String> TABLES = List.of("mysql_lock", "mysql_lock_job", "mysql_lock_run");
+    private static final List<String> TABLES = List.of("mysql_lock", "mysql_lock_job", "mysql_lock_run", "mysql_lock_audit");
     private static final String CHANGE_SETS = "('quarkus-mysql-lock-table', 'quarkus-mysql-lock-job-table',"
-            + " 'quarkus-mysql-lock-run-table')";
+            + " 'quarkus-mysql-lock-run-table', 'quarkus-mysql-lock-audit-table')";
     private static TestDatabase server;
 
     @BeforeAll
@@ -58,6 +59,7 @@ class SchemaMigrationsTest {
             run(in(schema), locks.ddl());
             run(in(schema), jobs.ddl());
             run(in(schema), new RunTable(locks, jobs).ddl());
+            run(in(schema), new AuditTable(locks).ddl());
         }
     }
 
@@ -108,6 +110,7 @@ class SchemaMigrationsTest {
         update(db);
         db.execute("DROP TABLE mysql_lock_job");
         db.execute("DROP TABLE mysql_lock_run");
+        db.execute("DROP TABLE mysql_lock_audit");
         db.execute("DELETE FROM DATABASECHANGELOG WHERE ID <> 'quarkus-mysql-lock-table'");
         db.execute("INSERT INTO mysql_lock (name, fence) VALUES ('kept', 42)");
         update(db);

@@ -260,6 +260,32 @@ public final class StandaloneLocks implements AutoCloseable {
         }
 
         @Override
+        public java.util.Map<String, JobSettings> jobs() {
+            return java.util.Map.of();
+        }
+
+        @Override
+        public Admin admin() {
+            return () -> "mysql-lock-admin";
+        }
+
+        /** The defaults. */
+        @Override
+        public JobHistory jobHistory() {
+            return new JobHistory() {
+                @Override
+                public int keepRuns() {
+                    return 1000;
+                }
+
+                @Override
+                public Duration keepFor() {
+                    return Duration.ofDays(30);
+                }
+            };
+        }
+
+        @Override
         public Mode mode() {
             return settings.mode();
         }

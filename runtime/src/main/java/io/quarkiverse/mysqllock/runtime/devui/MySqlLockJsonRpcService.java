@@ -59,15 +59,14 @@ public class MySqlLockJsonRpcService {
     @Blocking
     public Map<String, Object> forceRelease(String datasource, String name) {
         Map<String, Object> outcome = new LinkedHashMap<>();
-        MySqlLockManager manager = MySqlLockManagerFactory.created().stream()
-                .filter(candidate -> candidate.dataSourceName().equals(datasource)).findFirst().orElse(null);
+        MySqlLockManager manager = MySqlLockManagerFactory.created(datasource).orElse(null);
         if (manager == null) {
             outcome.put("released", false);
             outcome.put("message", "No lock manager in use for datasource '" + datasource + "'");
             return outcome;
         }
         try {
-            boolean released = manager.forceRelease(name);
+            boolean released = manager.forceRelease(name, MySqlLockJobsJsonRpcService.BY, "from the Dev UI");
             outcome.put("released", released);
             outcome.put("message", released ? "Lease '" + name + "' released; its holder is told it lost it"
                     : "No lease '" + name + "' is held");

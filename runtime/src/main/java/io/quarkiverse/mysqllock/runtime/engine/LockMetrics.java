@@ -1,9 +1,12 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
+import java.time.Duration;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 
 /**
  * What the engines report for metrics. {@link #NONE} unless Micrometer is present; never tagged with lock names, whose
@@ -49,6 +52,20 @@ public interface LockMetrics {
      * {@code <class>#<method>}: a tag bounded by the application's code, never the resolved lock name.
      */
     default void method(String method, MethodOutcome outcome, long nanos) {
+    }
+
+    /**
+     * A run of a scheduled job ended after this long (the lock's acquisition excluded), or its claimer skipped a tick
+     * (then 0). {@code job} is the job's name, bounded by the application's code.
+     */
+    default void jobRun(String job, RunOutcome outcome, long nanos) {
+    }
+
+    /**
+     * A scheduled job this instance fires: a gauge of how long it has gone without a success anywhere in the fleet, in
+     * seconds ({@code since} answers null while unknown).
+     */
+    default void jobSilence(String job, Supplier<Duration> since) {
     }
 
     /** An acquisition ended, after waiting this long. */

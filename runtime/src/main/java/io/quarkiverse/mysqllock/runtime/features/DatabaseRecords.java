@@ -2,6 +2,7 @@ package io.quarkiverse.mysqllock.runtime.features;
 
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.function.Predicate;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
@@ -22,13 +23,16 @@ public final class DatabaseRecords {
     private final JobClaims ticks;
 
     /** @param records the lock table's records and {@code transactionLocks} null for the in-memory engine */
-    /** @param worker where the end of a job's run ending on an event loop is recorded */
+    /**
+     * @param worker where the end of a job's run ending on an event loop is recorded
+     * @param ours whether a jobs table row's key is of this manager's namespace
+     */
     public DatabaseRecords(TableRecords records, TransactionScopedLocks transactionLocks, Supplier<LockEngine> engine,
-            Executor worker) {
+            Executor worker, Predicate<String> ours) {
         this.records = records;
         this.transactionLocks = transactionLocks;
         this.engine = engine;
-        this.ticks = new JobClaims(records == null ? null : records.jobs(), engine, worker);
+        this.ticks = new JobClaims(records == null ? null : records.jobs(), engine, worker, ours);
     }
 
     public JobClaims ticks() {

@@ -10,6 +10,8 @@ public final class SqlErrors {
     /** MySQL's named-lock deadlock error. */
     static final int ER_USER_LOCK_DEADLOCK = 3058;
     static final int ER_NO_SUCH_TABLE = 1146;
+    /** MySQL Group Replication: the transaction lost certification to a concurrent one, and was rolled back. */
+    static final int ER_TRANSACTION_ROLLBACK_DURING_COMMIT = 3101;
     static final int ER_DUP_ENTRY = 1062;
     static final int ER_SP_DOES_NOT_EXIST = 1305;
     public static final int ER_LOCK_WAIT_TIMEOUT = 1205;
@@ -25,6 +27,24 @@ public final class SqlErrors {
 
     public static boolean isDeadlock(SQLException e) {
         return e.getErrorCode() == ER_LOCK_DEADLOCK || e.getErrorCode() == ER_USER_LOCK_DEADLOCK;
+    }
+
+    /**
+     * Runs {@code work}, and again after a deadlock, at most {@code attempts} times in all: for work whose statements
+     * decide again when run again (a conditional {@code UPDATE}, an {@code INSERT IGNORE}), each in autocommit, so that a
+     * deadlock rolled back what it did. On Galera, a write that lost certification to a concurrent one on another node
+     * ends so too; on MySQL Group Replication, with error 3101.
+     */
+    public static <T> T retryingConflicts(int attempts, SqlWork<T> work) throws SQLException {
+        for (int attempt = 1;; attempt++) {
+            try {
+                return work.run();
+            } catch (SQLException e) {
+                if (!isDeadlock(e) && e.getErrorCode() != ER_TRANSACTION_ROLLBACK_DURING_COMMIT || attempt >= attempts) {
+                    throw e;
+                }
+            }
+        }
     }
 
     /** A row lock was not granted within the lock wait time-out; the statement (only) was rolled back. */

@@ -3,18 +3,26 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 
+import org.jboss.logging.Logger;
+
+import io.quarkiverse.mysqllock.jobs.JobAction;
+import io.quarkiverse.mysqllock.jobs.JobChange;
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobRun;
+import io.quarkiverse.mysqllock.jobs.JobState;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.table.AuditTable;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+import io.quarkiverse.mysqllock.runtime.table.JobStateChange;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.table.RunTable;
@@ -33,6 +41,7 @@ public final class DatabaseJobs implements JobStore {
     private final JobTable jobs;
     private final RunTable runs;
     private final TickRows tickRows;
+    private final AuditTable audit;
     /** This instance's holder identity, as the history names it. */
     private final String identity;
     /**
@@ -43,6 +52,10 @@ public final class DatabaseJobs implements JobStore {
 
     /** The jobs whose row this instance made sure of, with when ({@link System#nanoTime()}). */
     private final Map<String, Long> seeded = new ConcurrentHashMap<>();
+    /** The jobs whose old history rows this instance last looked for, with when ({@link System#nanoTime()}). */
+    private final Map<String, Long> purged = new ConcurrentHashMap<>();
+    private volatile HistoryRetention retention = HistoryRetention.DEFAULT;
+    private static final Logger LOG = Logger.getLogger(DatabaseJobs.class);
 
     public DatabaseJobs(ConnectionSource connections, LockTable locks, String identity) {
         this.connections = connections;
@@ -50,6 +63,7 @@ public final class DatabaseJobs implements JobStore {
         this.jobs = new JobTable(locks);
         this.runs = new RunTable(locks, jobs);
         this.tickRows = new TickRows(locks);
+        this.audit = new AuditTable(locks);
         this.identity = identity;
     }
 
@@ -57,7 +71,9 @@ public final class DatabaseJobs implements JobStore {
     @Override
     public JobClaim claim(String name, String serverName, String tickRow, long tick) {
         return statements(name, "The jobs table could not claim a tick of '" + name + "'",
-                raw -> jobs.withTables(raw, () -> claimSeeded(raw, name, serverName, tickRow, tick)));
+                // on Galera, a claim that lost certification to another node's claim of the tick: it decides again
+                raw -> jobs.withTables(raw, () -> SqlErrors.retryingConflicts(TickRows.DEADLOCK_RETRIES,
+                        () -> claimSeeded(raw, name, serverName, tickRow, tick))));
     }
 
     @Override
@@ -106,11 +122,38 @@ public final class DatabaseJobs implements JobStore {
     }
 
     @Override
-    public void ended(String name, long id, RunOutcome outcome, Throwable error) {
+    public void ended(String name, String serverName, long id, RunOutcome outcome, Throwable error) {
         history(name, "record the end of a run", raw -> {
             runs.end(raw, id, outcome, error);
             return null;
         });
+    }
+
+    @Override
+    public void trim(String name, String serverName) {
+        long now = System.nanoTime();
+        Long since = purged.get(serverName);
+        boolean due = since == null ? purged.putIfAbsent(serverName, now) == null
+                : now - since >= HistoryRetention.PERIOD_NANOS && purged.replace(serverName, since, now);
+        if (!due) {
+            return; // looked at lately, or by another thread now
+        }
+        HistoryRetention kept = retention;
+        try {
+            int removed = history(name, "remove old rows of the history", raw -> runs.purge(raw, serverName,
+                    kept.keepRuns(), kept.keepForMicros(), HistoryRetention.BATCH, HistoryRetention.MAX_BATCHES));
+            if (removed > 0) {
+                LOG.debugf("Removed %d rows of the history of job '%s'", removed, name);
+            }
+        } catch (RuntimeException e) {
+            LOG.warnf("Old rows of the history of job '%s' could not be removed (again in %d minutes): %s", name,
+                    TimeUnit.NANOSECONDS.toMinutes(HistoryRetention.PERIOD_NANOS), e.getMessage());
+        }
+    }
+
+    @Override
+    public void retain(HistoryRetention retention) {
+        this.retention = retention;
     }
 
     @Override
@@ -122,8 +165,87 @@ public final class DatabaseJobs implements JobStore {
     }
 
     @Override
+    public void silences(BiConsumer<String, JobSilences.Silence> found, long readNanos) {
+        read("(jobs)", "read the jobs' last successes", null, raw -> {
+            jobs.silences(raw, (key, job, state, micros, never) -> found.accept(key,
+                    new JobSilences.Silence(job, state, micros, never, readNanos)));
+            return null;
+        });
+    }
+
+    @Override
     public List<JobRun> history(String name, String serverName, int limit) {
         return read(name, "read the history of a job", List.of(), raw -> runs.history(raw, serverName, name, limit));
+    }
+
+    @Override
+    public JobStateChange change(String name, String serverName, JobAction action, String by, String why) {
+        return statements(name, "Could not " + action.name().toLowerCase(Locale.ROOT) + " job '" + name + "'", raw -> {
+            audit.ensure(raw); // before the transaction: a CREATE TABLE would commit it
+            // on Galera, a claim of the job's row committed on another node fails this commit: it decides again
+            return SqlErrors.retryingConflicts(TickRows.DEADLOCK_RETRIES,
+                    () -> changeOnce(raw, name, serverName, action, by, why));
+        });
+    }
+
+    /** One transaction: the job's row locked, its state changed unless it already is so, the change recorded. */
+    private JobStateChange changeOnce(Connection raw, String name, String serverName, JobAction action, String by,
+            String why) throws SQLException {
+        raw.setAutoCommit(false);
+        boolean done = false;
+        try {
+            JobState from = jobs.lockState(raw, serverName);
+            JobStateChange change = from == null ? null : JobStateChange.of(action, name, from);
+            if (change != null && change.to() != null) {
+                if (change.to() != from) {
+                    jobs.setState(raw, serverName, change.to(), by);
+                }
+                audit.record(raw, action.name(), serverName, name, by, why, identity, change.detail());
+                raw.commit();
+                done = true;
+            }
+            return change;
+        } finally {
+            if (!done) {
+                raw.rollback();
+            }
+            raw.setAutoCommit(true);
+        }
+    }
+
+    @Override
+    public void seed(String name, String serverName, String tickRow) {
+        statements(name, "Could not make the row of job '" + name + "' in the jobs table",
+                raw -> jobs.withTables(raw, () -> {
+                    jobs.seed(raw, serverName, name, tickRow);
+                    return null;
+                }));
+    }
+
+    @Override
+    public void audit(String action, String serverName, String target, String by, String why, String detail) {
+        statements(target, "Could not record " + action + " of '" + target + "' in the audit trail", raw -> {
+            audit.ensure(raw);
+            audit.record(raw, action, serverName, target, by, why, identity, detail);
+            return null;
+        });
+    }
+
+    @Override
+    public void ranNow(String name, String serverName, String by, String why) {
+        statements(name, "Could not record the run-now of job '" + name + "'", raw -> {
+            audit.ensure(raw);
+            JobState state = jobs.state(raw, serverName);
+            audit.record(raw, JobAction.RUN_NOW.name(), serverName, name, by, why, identity,
+                    state == null ? null : JobStateChange.of(JobAction.RUN_NOW, name, state).detail());
+            return null;
+        });
+    }
+
+    @Override
+    public List<JobChange> changes(String name, String serverName, int limit) {
+        return read(name, "read the changes of a job", List.of(), raw -> audit.read(raw, serverName, limit).stream()
+                .map(entry -> JobChanges.of(name, entry)).flatMap(java.util.Optional::stream).toList());
     }
 
     /** A read of the jobs tables: {@code none} where a table is not created yet (a read never creates one). */

@@ -1,6 +1,8 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.function.Function;
 import java.util.function.Predicate;
@@ -10,10 +12,10 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.jobs.FleetJobs;
-import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
 
@@ -46,15 +48,34 @@ public final class JobClaims {
     private final Supplier<LockEngine> engine;
     private final Executor worker;
     private volatile JobStore memory;
+    private volatile HistoryRetention retention = HistoryRetention.DEFAULT;
+    private final Predicate<String> ours;
+    private final JobSilences silences;
+    private volatile LockMetrics metrics = LockMetrics.NONE;
+    /** The jobs this instance fired, each with its gauge. */
+    private final Set<String> measured = ConcurrentHashMap.newKeySet();
 
     /**
      * @param database the jobs tables, null for the in-memory engine (then {@code engine} is it)
      * @param worker where a run's end is recorded when it ends on an event loop
+     * @param ours whether a row's key is of this manager's namespace
      */
-    public JobClaims(DatabaseJobs database, Supplier<LockEngine> engine, Executor worker) {
+    public JobClaims(DatabaseJobs database, Supplier<LockEngine> engine, Executor worker, Predicate<String> ours) {
         this.database = database;
         this.engine = engine;
         this.worker = worker;
+        this.ours = ours;
+        this.silences = new JobSilences(() -> store("(jobs)"), ours, worker);
+    }
+
+    /** Where the runs of jobs, and their silences, are measured. */
+    public void measure(LockMetrics metrics) {
+        this.metrics = metrics;
+    }
+
+    /** How long each job has gone without a success anywhere in the fleet. */
+    public JobSilences silences() {
+        return silences;
     }
 
     /**
@@ -67,18 +88,22 @@ public final class JobClaims {
      * @param name the job's lock name, as the application wrote it
      * @param serverName the job's lock name on the server: its row in the jobs table
      * @param tickRow the lock table row where versions before the jobs table claim the job's ticks
-     * @param tick the scheduled fire time of this run in epoch milliseconds
+     * @param tick the scheduled fire time of this run, claimed first; or a run-now's, which claims nothing
      * @throws io.quarkiverse.mysqllock.LockNotAcquiredException when the lock could not be had and the method's
      *         {@code onBusy} is {@code FAIL}
      */
-    public ControlledHandle acquire(String name, String serverName, String tickRow, long tick,
+    public ControlledHandle acquire(String name, String serverName, String tickRow, JobTick tick,
             Supplier<ControlledHandle> lock) {
         JobStore store = store(name);
-        JobClaim claim = store.claim(name, serverName, tickRow, tick);
-        if (claim.kind() == JobClaim.Kind.PAUSED) {
+        tick.take(); // from here on, every way out tells it
+        if (measured.add(name)) {
+            metrics.jobSilence(name, () -> silences.cached(name));
+        }
+        JobClaim claim = tick.claims() ? store.claim(name, serverName, tickRow, tick.tick()) : null;
+        if (claim != null && claim.kind() == JobClaim.Kind.PAUSED) {
             skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED, null);
         }
-        if (claim.kind() != JobClaim.Kind.RUN) {
+        if (claim != null && claim.kind() != JobClaim.Kind.RUN) {
             return null;
         }
         ControlledHandle handle;
@@ -97,58 +122,89 @@ public final class JobClaims {
             givenBack(store, name, serverName, tick, claim, RunOutcome.SKIPPED_BUSY, null);
             return null;
         }
-        try {
-            if (!store.claimOlderRow(name, tickRow, tick)) {
-                handle.release(); // an instance of a version before the jobs table ran it
-                return null;
+        if (claim != null) {
+            try {
+                if (!store.claimOlderRow(name, tickRow, tick.tick())) {
+                    handle.release(); // an instance of a version before the jobs table ran it
+                    return null;
+                }
+            } catch (RuntimeException e) {
+                handle.release();
+                givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
+                throw e;
             }
-        } catch (RuntimeException e) {
-            handle.release();
-            givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
-            throw e;
         }
         long id;
         try {
-            id = store.started(name, serverName, tick, RunKind.SCHEDULED);
+            id = store.started(name, serverName, tick.tick(), tick.kind());
         } catch (RuntimeException e) {
             LOG.warnf("A run of job '%s' is not in its history: %s", name, e.getMessage());
-            return handle;
+            id = JobRunHandle.NOT_RECORDED;
         }
-        return new JobRunHandle(handle, store, name, id, worker);
+        return new JobRunHandle(handle, store, name, serverName, id, tick, worker, metrics);
     }
 
-    /** A claimed tick this instance does not run: the claim given back, and the skip recorded. */
-    private static void givenBack(JobStore store, String name, String serverName, long tick, JobClaim claim,
+    /**
+     * A tick this instance does not run: the claim given back (where it claimed one), and the skip recorded and told.
+     */
+    private void givenBack(JobStore store, String name, String serverName, JobTick tick, JobClaim claim,
             RunOutcome outcome, Throwable error) {
         Uninterrupted.run(() -> {
-            try {
-                store.unclaim(name, serverName, tick, claim.previousLatest());
-            } catch (RuntimeException e) {
-                LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick), name,
-                        e.getMessage());
+            if (claim != null) {
+                try {
+                    store.unclaim(name, serverName, tick.tick(), claim.previousLatest());
+                } catch (RuntimeException e) {
+                    LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick.tick()), name,
+                            e.getMessage());
+                }
             }
             skipped(store, name, serverName, tick, outcome, error);
         });
+    }
+
+    /** Records a change made to a lock from outside (a forced release) in the audit trail. */
+    public void audit(String action, String serverName, String target, String by, String why, String detail) {
+        store(target).audit(action, serverName, target, by, why, detail);
+    }
+
+    /** How much of each job's history to keep ({@code quarkus.mysql-lock.job-history.*}). */
+    public void retain(HistoryRetention retention) {
+        this.retention = retention;
+        if (database != null) {
+            database.retain(retention);
+        }
+        JobStore inMemory = memory;
+        if (inMemory != null) {
+            inMemory.retain(retention);
+        }
     }
 
     /**
      * The fleet's jobs, as {@link FleetJobs} reads them.
      *
      * @param serverNames a job's name as the server knows it, checked as a lock name is
-     * @param ours whether a row's key is of this instance's namespace
+     * @param tickRows a job's tick row, where versions before the jobs table claimed its ticks
      * @param checkBlockingAllowed throws on an event loop
+     * @param dataSource the manager's datasource, whose jobs it runs now
+     * @param launcher what runs a job of this application now
      */
-    public FleetJobs view(Function<String, String> serverNames, Predicate<String> ours, Runnable checkBlockingAllowed) {
-        return new FleetJobsView(() -> store("(jobs)"), serverNames, ours, checkBlockingAllowed);
+    public FleetJobs view(Function<String, String> serverNames, Function<String, String> tickRows,
+            Runnable checkBlockingAllowed, String dataSource, Supplier<JobLauncher> launcher) {
+        return new FleetJobsView(() -> store("(jobs)"), serverNames, ours, checkBlockingAllowed,
+                new FleetJobsView.Launches(dataSource, launcher, tickRows));
     }
 
-    private static void skipped(JobStore store, String name, String serverName, long tick, RunOutcome outcome,
+    private void skipped(JobStore store, String name, String serverName, JobTick tick, RunOutcome outcome,
             Throwable error) {
+        metrics.jobRun(name, outcome, 0);
         try {
-            store.skipped(name, serverName, tick, RunKind.SCHEDULED, outcome, error);
+            store.skipped(name, serverName, tick.tick(), tick.kind(), outcome, error);
         } catch (RuntimeException e) {
             LOG.warnf("A skipped tick of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
+        } finally {
+            tick.told(outcome);
         }
+        Trimming.later(store, name, serverName, worker);
     }
 
     private JobStore store(String name) {
@@ -156,7 +212,9 @@ public final class JobClaims {
             return database;
         }
         if (memory == null && engine.get() instanceof InMemoryEngine inMemory) {
-            memory = new MemoryJobStore(inMemory);
+            JobStore store = new MemoryJobStore(inMemory);
+            store.retain(retention);
+            memory = store;
         }
         if (memory == null) {
             throw new IllegalStateException("No jobs table for '" + name + "'");

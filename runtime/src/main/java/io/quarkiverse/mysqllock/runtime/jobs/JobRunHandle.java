@@ -11,6 +11,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandleDecorator;
+import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics.MethodOutcome;
 import io.quarkus.runtime.BlockingOperationControl;
 
@@ -25,17 +26,29 @@ public final class JobRunHandle extends ControlledHandleDecorator {
 
     private final JobStore store;
     private final String name;
+    private final String serverName;
     private final long id;
+    private final JobTick tick;
     private final Executor worker;
+    private final LockMetrics metrics;
+    /** When the run started ({@link System#nanoTime()}), for its duration. */
+    private final long startNanos = System.nanoTime();
     private final AtomicBoolean ended = new AtomicBoolean();
     /** Whether the method's body was called: a run released before it never ran (its call was cancelled). */
     private volatile boolean began;
 
-    JobRunHandle(ControlledHandle handle, JobStore store, String name, long id, Executor worker) {
+    /** The id of a run whose start could not be written: its end is not written either, only told. */
+    static final long NOT_RECORDED = -1;
+
+    JobRunHandle(ControlledHandle handle, JobStore store, String name, String serverName, long id, JobTick tick,
+            Executor worker, LockMetrics metrics) {
         super(handle);
+        this.metrics = metrics;
         this.store = store;
         this.name = name;
+        this.serverName = serverName;
         this.id = id;
+        this.tick = tick;
         this.worker = worker;
     }
 
@@ -94,12 +107,18 @@ public final class JobRunHandle extends ControlledHandleDecorator {
         if (!ended.compareAndSet(false, true)) {
             return;
         }
+        metrics.jobRun(name, outcome, System.nanoTime() - startNanos);
         Runnable record = () -> {
             try {
-                store.ended(name, id, outcome, failure);
+                if (id != NOT_RECORDED) {
+                    store.ended(name, serverName, id, outcome, failure);
+                }
             } catch (RuntimeException e) {
                 LOG.warnf("The end of a run of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
+            } finally {
+                tick.told(outcome); // once its history says so, for whoever reads it then
             }
+            Trimming.later(store, name, serverName, worker);
         };
         if (BlockingOperationControl.isBlockingAllowed()) {
             Uninterrupted.run(record); // interruptOnLoss may have interrupted the thread that ran it

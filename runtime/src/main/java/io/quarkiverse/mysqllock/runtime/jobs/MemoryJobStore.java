@@ -3,6 +3,8 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 import java.util.List;
 import java.util.function.BiConsumer;
 
+import io.quarkiverse.mysqllock.jobs.JobAction;
+import io.quarkiverse.mysqllock.jobs.JobChange;
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.RunKind;
@@ -10,12 +12,14 @@ import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
 import io.quarkiverse.mysqllock.runtime.memory.MemoryJobs;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+import io.quarkiverse.mysqllock.runtime.table.JobStateChange;
 
 /** The jobs of the in-memory engine, kept in its memory as the database keeps them. */
 final class MemoryJobStore implements JobStore {
 
     private final MemoryJobs jobs;
     private final String identity;
+    private volatile HistoryRetention retention = HistoryRetention.DEFAULT;
 
     MemoryJobStore(InMemoryEngine engine) {
         this.jobs = engine.jobs();
@@ -49,8 +53,19 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public void ended(String name, long id, RunOutcome outcome, Throwable error) {
+    public void ended(String name, String serverName, long id, RunOutcome outcome, Throwable error) {
         jobs.ended(id, outcome, error);
+    }
+
+    @Override
+    public void trim(String name, String serverName) {
+        HistoryRetention kept = retention;
+        jobs.trim(serverName, kept.keepRuns(), kept.keepFor());
+    }
+
+    @Override
+    public void retain(HistoryRetention retention) {
+        this.retention = retention;
     }
 
     @Override
@@ -61,5 +76,36 @@ final class MemoryJobStore implements JobStore {
     @Override
     public List<JobRun> history(String name, String serverName, int limit) {
         return jobs.history(serverName).stream().limit(limit).toList();
+    }
+
+    @Override
+    public JobStateChange change(String name, String serverName, JobAction action, String by, String why) {
+        return jobs.change(serverName, name, action, by, why, identity);
+    }
+
+    @Override
+    public List<JobChange> changes(String name, String serverName, int limit) {
+        return jobs.changes(serverName).stream().limit(limit).toList();
+    }
+
+    @Override
+    public void ranNow(String name, String serverName, String by, String why) {
+        jobs.ranNow(serverName, name, by, why, identity);
+    }
+
+    @Override
+    public void silences(BiConsumer<String, JobSilences.Silence> found, long readNanos) {
+        jobs.silences((key, job, state, micros, never) -> found.accept(key,
+                new JobSilences.Silence(job, state, micros, never, readNanos)));
+    }
+
+    @Override
+    public void seed(String name, String serverName, String tickRow) {
+        jobs.seed(serverName, name);
+    }
+
+    /** The in-memory engine keeps no audit trail of locks: it is for tests and dev mode, one process. */
+    @Override
+    public void audit(String action, String serverName, String target, String by, String why, String detail) {
     }
 }

@@ -35,6 +35,7 @@ import io.quarkiverse.mysqllock.runtime.engine.UniUnderLock;
 import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.features.MethodLock;
 import io.quarkiverse.mysqllock.runtime.jobs.JobRunHandle;
+import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
@@ -300,8 +301,8 @@ public class LockedInterceptor {
         return manager(method).acquireForMethodAsync(name, method.options, tick(context, method));
     }
 
-    /** The scheduled fire time of this run, for a method that claims its ticks; null otherwise. */
-    private static Long tick(InvocationContext context, LockedMethod method) {
+    /** The tick of this run (or its run-now), for a method that claims its ticks; null otherwise. */
+    private static JobTick tick(InvocationContext context, LockedMethod method) {
         return method.tickParameter < 0 ? null : method.tick(context.getParameters());
     }
 
@@ -324,10 +325,10 @@ public class LockedInterceptor {
     private void skipped(InvocationContext context, LockedMethod method, String name, long start) {
         ended(method, MethodOutcome.SKIPPED, start);
         if (LOG.isDebugEnabled()) {
-            Long tick = tick(context, method);
+            JobTick tick = tick(context, method);
             LOG.debugf("Skipped %s after %d ms: lock '%s' is held elsewhere%s", method.description,
                     Duration.ofNanos(System.nanoTime() - start).toMillis(), name,
-                    tick == null ? "" : ", or its tick " + Instant.ofEpochMilli(tick) + " already ran");
+                    tick == null ? "" : ", or its tick " + Instant.ofEpochMilli(tick.tick()) + " already ran");
         }
         try {
             skips.fire(new LockSkipped(name, method.key));

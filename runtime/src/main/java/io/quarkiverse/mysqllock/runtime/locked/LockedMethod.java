@@ -7,6 +7,7 @@ import java.util.function.Function;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 
 /** Everything the interceptor needs about one {@code @Locked} method, decided at build time. */
 public final class LockedMethod {
@@ -99,13 +100,28 @@ public final class LockedMethod {
     }
 
     /**
-     * The tick of this run, in epoch milliseconds: its scheduled fire time, or for an {@code every} job the start of the
-     * interval it falls in; only when {@code tickParameter >= 0}.
+     * The tick of this run: its scheduled fire time in epoch milliseconds, or for an {@code every} job the start of the
+     * interval it falls in; or the tick of a run outside the schedule ({@link JobExecution}). Only when
+     * {@code tickParameter >= 0}.
      */
-    long tick(Object[] arguments) {
+    JobTick tick(Object[] arguments) {
+        JobTick given = ScheduledTicks.given(arguments[tickParameter]);
+        if (given != null) {
+            return given; // a run outside the schedule (JobLaunches)
+        }
         long fireTime = ScheduledTicks.tick(arguments[tickParameter]);
         long slot = tickSlotMillis;
-        return slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime;
+        return JobTick.scheduled(slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime);
+    }
+
+    /** Whether its lock's name is built from its parameters ({@code {param}}), rather than written out. */
+    boolean hasNameTemplate() {
+        return resolver != null;
+    }
+
+    /** Whether it is a scheduled job (it claims its ticks) whose name is written out: its name, or null. */
+    String jobName() {
+        return tickParameter >= 0 && resolver == null ? fixedName : null;
     }
 
     String lockName(Object[] arguments) {

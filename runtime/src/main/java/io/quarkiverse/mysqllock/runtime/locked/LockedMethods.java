@@ -18,6 +18,22 @@ public final class LockedMethods {
         this.byKey = Map.copyOf(byKey);
     }
 
+    /** Every {@code @Locked} method of the application. */
+    java.util.Collection<LockedMethod> all() {
+        return byKey.values();
+    }
+
+    /** The names of the application's scheduled jobs whose names are written out, sorted. */
+    java.util.List<String> jobNames() {
+        return byKey.values().stream().map(LockedMethod::jobName).filter(java.util.Objects::nonNull).sorted()
+                .distinct().toList();
+    }
+
+    /** Whether a scheduled job's name is built from its parameters: then any name may be one of its jobs. */
+    boolean hasJobNameTemplates() {
+        return byKey.values().stream().anyMatch(method -> method.tickParameter >= 0 && method.hasNameTemplate());
+    }
+
     LockedMethod of(Method method) {
         LockedMethod found = byMethod.get(method);
         if (found == null) {

@@ -13,9 +13,11 @@ import io.quarkiverse.mysqllock.LeadershipGranted;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
 import io.quarkus.runtime.RuntimeValue;
 import io.quarkus.runtime.annotations.Recorder;
 import io.quarkus.runtime.configuration.ConfigurationException;
+import io.smallrye.config.SmallRyeConfig;
 
 /**
  * Builds the {@link LockedMethods} table at static init from what the build decided for each {@code @Locked} method:
@@ -60,6 +62,24 @@ public class LockedRecorder {
         }
         if (!errors.isEmpty()) {
             throw new ConfigurationException("Invalid @Locked durations:\n- " + String.join("\n- ", errors));
+        }
+    }
+
+    /**
+     * A job's settings ({@code quarkus.mysql-lock.jobs."job-name".*}) under a name that is no job of this application
+     * would never apply (an alert that never fires): the start fails, before the scheduler fires anything, naming the
+     * keys and the jobs there are. With a job whose lock's name is built from its parameters, any name may be one.
+     */
+    public void checkJobSettings(RuntimeValue<Map<String, LockedMethod>> table) {
+        LockedMethods methods = new LockedMethods(table.getValue());
+        List<String> jobs = methods.jobNames();
+        List<String> unknown = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class)
+                .getConfigMapping(MySqlLockRuntimeConfig.class).jobs().keySet().stream()
+                .filter(name -> !jobs.contains(name)).sorted().toList();
+        if (!unknown.isEmpty() && !methods.hasJobNameTemplates()) {
+            throw new ConfigurationException(unknown.stream().map(name -> "quarkus.mysql-lock.jobs.\"" + name + "\"")
+                    .toList() + " name no scheduled job of this application (a @Locked method with a ScheduledExecution"
+                    + " parameter, by its lock's name): its jobs are " + jobs);
         }
     }
 

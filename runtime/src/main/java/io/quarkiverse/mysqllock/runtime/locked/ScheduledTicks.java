@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
+import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 import io.quarkus.scheduler.ScheduledExecution;
 
 /**
@@ -9,6 +10,11 @@ import io.quarkus.scheduler.ScheduledExecution;
 final class ScheduledTicks {
 
     private ScheduledTicks() {
+    }
+
+    /** The tick of a run outside the schedule ({@link JobExecution}); null for a tick its trigger fired. */
+    static JobTick given(Object execution) {
+        return execution instanceof JobExecution job ? job.tick() : null;
     }
 
     static long tick(Object execution) {

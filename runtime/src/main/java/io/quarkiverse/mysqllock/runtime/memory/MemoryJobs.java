@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.memory;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -7,15 +8,21 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BiConsumer;
 
+import io.quarkiverse.mysqllock.jobs.JobAction;
+import io.quarkiverse.mysqllock.jobs.JobChange;
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobRun;
 import io.quarkiverse.mysqllock.jobs.JobState;
 import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+import io.quarkiverse.mysqllock.runtime.table.JobStateChange;
+import io.quarkiverse.mysqllock.runtime.table.JobTable;
+import io.quarkiverse.mysqllock.runtime.table.RunTable;
 import io.quarkiverse.mysqllock.runtime.table.TickRows;
 
 /**
@@ -32,6 +39,8 @@ public final class MemoryJobs {
     /** Every run and skipped tick, by id (in the order they started). */
     private final ConcurrentSkipListMap<Long, Run> runs = new ConcurrentSkipListMap<>();
     private final AtomicLong ids = new AtomicLong();
+    /** The changes made to jobs, the latest last, each with its job's key. */
+    private final List<Change> changes = new CopyOnWriteArrayList<>();
 
     private MemoryJobs() {
     }
@@ -43,13 +52,27 @@ public final class MemoryJobs {
     /** A job's row, guarded by its own monitor. */
     private static final class Row {
         final String job;
+        final Instant created = Instant.now();
+        /** When its state last changed; null if never. */
+        Instant changed;
         int stateCode = 1;
+
+        /** Its state, as a row of the jobs table names it (codes as the claim reports them). */
+        JobState state() {
+            return JobState.values()[Math.min(stateCode, 3) - 1];
+        }
+
         long latest;
         long settled;
 
         Row(String job) {
             this.job = job;
         }
+    }
+
+    /** Makes sure a job has its row. */
+    public void seed(String serverName, String job) {
+        rows.computeIfAbsent(serverName, ignored -> new Row(job));
     }
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
@@ -79,9 +102,8 @@ public final class MemoryJobs {
             Throwable error) {
         long id = ids.incrementAndGet();
         Instant now = Instant.now();
-        runs.put(id, new Run(serverName, new JobRun(job, Instant.ofEpochMilli(tick), kind, outcome, instance, now,
-                outcome.ended() ? now : null, error == null ? null : error.getClass().getName(),
-                error == null ? null : error.getMessage())));
+        runs.put(id, new Run(serverName, !outcome.ended(), new JobRun(job, Instant.ofEpochMilli(tick), kind, outcome,
+                instance, now, outcome.ended() ? now : null, RunTable.errorClass(error), RunTable.errorMessage(error))));
         return id;
     }
 
@@ -102,9 +124,28 @@ public final class MemoryJobs {
 
     /** Records the end of the run {@code id}. */
     public void ended(long id, RunOutcome outcome, Throwable error) {
-        runs.computeIfPresent(id, (key, run) -> new Run(run.serverName(), new JobRun(run.run().job(), run.run().tick(),
-                run.run().kind(), outcome, run.run().instance(), run.run().startedAt(), Instant.now(),
-                error == null ? null : error.getClass().getName(), error == null ? null : error.getMessage())));
+        runs.computeIfPresent(id, (key, run) -> new Run(run.serverName(), run.ran(), new JobRun(run.run().job(),
+                run.run().tick(), run.run().kind(), outcome, run.run().instance(), run.run().startedAt(), Instant.now(),
+                RunTable.errorClass(error), RunTable.errorMessage(error))));
+    }
+
+    /** Removes a job's rows as the history table's purge does ({@link RunTable#purge}). */
+    public void trim(String serverName, int keepRuns, Duration keepFor) {
+        Instant oldest = Instant.now().minus(keepFor);
+        Instant oldestRunning = oldest.minus(Duration.ofDays(1));
+        int runsKept = 0;
+        int skipsKept = 0;
+        for (Map.Entry<Long, Run> entry : runs.descendingMap().entrySet()) {
+            if (!entry.getValue().serverName().equals(serverName)) {
+                continue;
+            }
+            JobRun run = entry.getValue().run();
+            boolean ended = run.outcome().ended();
+            boolean beyond = RunTable.skipped(run.outcome()) ? ++skipsKept > keepRuns : ++runsKept > keepRuns;
+            if (ended && beyond || run.startedAt().isBefore(ended ? oldest : oldestRunning)) {
+                runs.remove(entry.getKey(), entry.getValue());
+            }
+        }
     }
 
     /**
@@ -116,25 +157,99 @@ public final class MemoryJobs {
             if (serverName != null && !serverName.equals(key)) {
                 return;
             }
-            List<JobRun> history = history(key);
-            JobRun last = history.stream().filter(run -> run.outcome().ended() && !run.outcome().name().startsWith(
-                    "SKIPPED")).findFirst().orElse(null);
+            List<Run> history = runs.descendingMap().values().stream().filter(run -> run.serverName().equals(key))
+                    .toList();
+            // as the jobs table keeps it: the run that started last of those that ended (not a tick skipped)
+            JobRun last = history.stream().filter(run -> run.ran() && run.run().outcome().ended()).map(Run::run)
+                    .findFirst().orElse(null);
             long latest;
-            int state;
+            JobState state;
             synchronized (row) {
                 latest = row.latest;
-                state = row.stateCode;
+                state = row.state();
             }
-            found.accept(key, new JobInfo(row.job, JobState.values()[Math.min(state, 3) - 1],
+            found.accept(key, new JobInfo(row.job, state,
                     latest == 0 ? null : Instant.ofEpochMilli(latest), last == null ? null : last.outcome(),
                     last == null ? null : last.startedAt(), last == null ? null : last.endedAt(),
                     endOfLast(history, RunOutcome.SUCCEEDED), endOfLast(history, RunOutcome.FAILED, RunOutcome.LOST)));
         });
     }
 
-    private static Instant endOfLast(List<JobRun> history, RunOutcome... outcomes) {
-        return history.stream().filter(run -> List.of(outcomes).contains(run.outcome())).findFirst()
-                .map(JobRun::endedAt).orElse(null);
+    /** When a run with one of these outcomes last ended (a success of a run-now does not count, as in the table). */
+    private static Instant endOfLast(List<Run> history, RunOutcome... outcomes) {
+        return history.stream().map(Run::run).filter(run -> run.endedAt() != null
+                && List.of(outcomes).contains(run.outcome())
+                && !(run.outcome() == RunOutcome.SUCCEEDED && run.kind() == RunKind.RUN_NOW)).map(JobRun::endedAt)
+                .max(Instant::compareTo).orElse(null);
+    }
+
+    /**
+     * Changes a job's state ({@link JobStateChange#of}) and records the change: the change made, or refused; null where
+     * the job has no row.
+     */
+    public JobStateChange change(String serverName, String job, JobAction action, String by, String why,
+            String instance) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return null;
+        }
+        synchronized (row) {
+            JobStateChange change = JobStateChange.of(action, job, row.state());
+            if (change.to() != null) {
+                if (change.to() != change.from()) {
+                    row.stateCode = change.to().ordinal() + 1;
+                    row.changed = Instant.now();
+                }
+                changes.add(new Change(serverName, new JobChange(job, action, change.from(), change.to(), by, why,
+                        instance, Instant.now())));
+            }
+            return change;
+        }
+    }
+
+    /** Records that a job is run now, with the state it is in (none where it has no row yet). */
+    public void ranNow(String serverName, String job, String by, String why, String instance) {
+        Row row = rows.get(serverName);
+        JobState state = null;
+        if (row != null) {
+            synchronized (row) {
+                state = row.state();
+            }
+        }
+        changes.add(new Change(serverName, new JobChange(job, JobAction.RUN_NOW, state, state, by, why, instance,
+                Instant.now())));
+    }
+
+    /** The changes made to a job, the latest first. */
+    public List<JobChange> changes(String serverName) {
+        List<JobChange> found = new ArrayList<>();
+        for (int i = changes.size() - 1; i >= 0; i--) {
+            if (changes.get(i).serverName().equals(serverName)) {
+                found.add(changes.get(i).change());
+            }
+        }
+        return found;
+    }
+
+    /** Every job's time without a success, as the table has it ({@link JobTable#silences}). */
+    public void silences(JobTable.SilenceFound found) {
+        Instant now = Instant.now();
+        new TreeMap<>(rows).forEach((key, row) -> {
+            Instant success = endOfLast(runs.descendingMap().values().stream()
+                    .filter(run -> run.serverName().equals(key)).toList(), RunOutcome.SUCCEEDED);
+            JobState state;
+            Instant changed;
+            synchronized (row) {
+                state = row.state();
+                changed = row.changed;
+            }
+            Instant from = success == null ? row.created : success;
+            if (state == JobState.ACTIVE && changed != null && changed.isAfter(from)) {
+                from = changed; // resumed or enabled: watched afresh
+            }
+            Duration since = Duration.between(from, now);
+            found.accept(key, row.job, state, Math.max(0, since.toNanos() / 1000), success == null);
+        });
     }
 
     /** A job's history, the latest run first. */
@@ -145,6 +260,10 @@ public final class MemoryJobs {
         return history;
     }
 
-    private record Run(String serverName, JobRun run) {
+    private record Change(String serverName, JobChange change) {
+    }
+
+    /** A row of the history: {@code ran} if it was a run (recorded as it started), not a tick skipped. */
+    private record Run(String serverName, boolean ran, JobRun run) {
     }
 }

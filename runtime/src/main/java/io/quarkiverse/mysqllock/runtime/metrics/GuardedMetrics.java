@@ -1,12 +1,15 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /**
@@ -39,6 +42,16 @@ public final class GuardedMetrics implements LockMetrics {
     @Override
     public void method(String method, MethodOutcome outcome, long nanos) {
         guard(() -> metrics.method(method, outcome, nanos));
+    }
+
+    @Override
+    public void jobRun(String job, RunOutcome outcome, long nanos) {
+        guard(() -> metrics.jobRun(job, outcome, nanos));
+    }
+
+    @Override
+    public void jobSilence(String job, Supplier<Duration> since) {
+        guard(() -> metrics.jobSilence(job, since));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -7,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -17,6 +19,7 @@ import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 
 /**
@@ -32,6 +35,10 @@ import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
  * <li>{@code mysql.lock.method} (timer, tags {@code method}: {@code <class>#<method>}, and {@code outcome}: ran, failed,
  * lost, skipped, not_acquired): the calls of {@code @Locked} methods</li>
  * <li>{@code mysql.lock.renewals} (counter of leases renewed) and {@code mysql.lock.renewal.statements}</li>
+ * <li>{@code mysql.lock.job.run} (timer, tags {@code job} and {@code outcome}): the runs of scheduled jobs, and the
+ * ticks their claimer skipped</li>
+ * <li>{@code mysql.lock.job.since.success} (gauge, tag {@code job}): seconds since a job last succeeded in the
+ * fleet</li>
  * </ul>
  */
 public final class MicrometerLockMetrics implements LockMetrics {
@@ -76,6 +83,26 @@ public final class MicrometerLockMetrics implements LockMetrics {
                         + " acquisition included")
                 .tag("datasource", dataSource).tag("method", method).tag("outcome", tag).register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void jobRun(String job, RunOutcome outcome, long nanos) {
+        String tag = outcome.name().toLowerCase(Locale.ROOT);
+        timers.computeIfAbsent("job " + job + " " + tag, k -> Timer.builder("mysql.lock.job.run")
+                .description("Runs of scheduled jobs by outcome (succeeded, failed, lost, cancelled), and ticks their"
+                        + " claimer skipped (skipped_busy, not_acquired, skipped_paused: 0 s)")
+                .tag("datasource", dataSource).tag("job", job).tag("outcome", tag).register(registry))
+                .record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    @Override
+    public void jobSilence(String job, Supplier<Duration> since) {
+        gauges.add(Gauge.builder("mysql.lock.job.since.success", since, read -> {
+            Duration value = read.get();
+            return value == null ? Double.NaN : value.toNanos() / 1e9;
+        }).description("Seconds since a run of the scheduled job last succeeded anywhere in the fleet (since it was"
+                + " first claimed, if never)").baseUnit("seconds").strongReference(true).tag("datasource", dataSource)
+                .tag("job", job).register(registry));
     }
 
     @Override

@@ -28,28 +28,8 @@ public class LockNotAcquiredExceptionMapper implements ExceptionMapper<LockNotAc
                     "5");
             case INTERRUPTED -> Response.status(Response.Status.SERVICE_UNAVAILABLE);
         };
-        String body = "{\"lock\":" + json(e.lockName()) + ",\"reason\":\"" + e.reason().name() + "\",\"waitedMs\":"
+        String body = "{\"lock\":" + Json.string(e.lockName()) + ",\"reason\":\"" + e.reason().name() + "\",\"waitedMs\":"
                 + e.waited().toMillis() + "}";
         return response.type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
-    }
-
-    /** A JSON string: without a JSON library, which the application may not have. */
-    static String json(String value) {
-        StringBuilder out = new StringBuilder(value.length() + 2).append('"');
-        for (int i = 0; i < value.length(); i++) {
-            char c = value.charAt(i);
-            switch (c) {
-                case '"' -> out.append("\\\"");
-                case '\\' -> out.append("\\\\");
-                default -> {
-                    if (c < 0x20) {
-                        out.append(String.format("\\u%04x", (int) c));
-                    } else {
-                        out.append(c);
-                    }
-                }
-            }
-        }
-        return out.append('"').toString();
     }
 }

@@ -9,6 +9,7 @@ import java.time.Instant;
 
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobState;
+import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlWork;
 
 /**
@@ -136,6 +137,70 @@ public final class JobTable {
             statement.setLong(4, above ? tick : previousLatest);
             statement.setLong(5, above ? previousLatest : tick);
             return statement.executeUpdate() == 1;
+        }
+    }
+
+    /**
+     * A job's state, its row locked until the caller's transaction ends: null where it has no row (or the table does
+     * not exist yet).
+     */
+    public JobState lockState(Connection connection, String serverName) throws SQLException {
+        return state(connection, serverName, " FOR UPDATE");
+    }
+
+    /** A job's state, read: null where it has no row (or the table does not exist yet). */
+    public JobState state(Connection connection, String serverName) throws SQLException {
+        return state(connection, serverName, "");
+    }
+
+    private JobState state(Connection connection, String serverName, String locking) throws SQLException {
+        try (PreparedStatement statement = connection
+                .prepareStatement("SELECT state FROM " + table + " WHERE name = ?" + locking)) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? JobState.of(rs.getString(1)) : null;
+            }
+        } catch (SQLException e) {
+            if (SqlErrors.isMissingTable(e)) {
+                return null;
+            }
+            throw e;
+        }
+    }
+
+    /** Sets a job's state for the whole fleet, with who changed it and when. */
+    public void setState(Connection connection, String serverName, JobState state, String by) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET state = ?, changed_at = UTC_TIMESTAMP(6), changed_by = ? WHERE name = ?")) {
+            statement.setString(1, state.name());
+            statement.setString(2, by);
+            statement.setString(3, serverName);
+            statement.executeUpdate();
+        }
+    }
+
+    /** What {@link #silences} finds of one job. */
+    @FunctionalInterface
+    public interface SilenceFound {
+        void accept(String key, String job, JobState state, long sinceMicros, boolean neverSucceeded);
+    }
+
+    /**
+     * Every job's time without a success anywhere in the fleet, in microseconds of the server's clock (no instance's
+     * clock is compared with the server's): since its last success, its row's creation if it never succeeded, or the
+     * last change of its state if later (a job resumed or enabled starts watched afresh).
+     */
+    public void silences(Connection connection, SilenceFound found) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT name, job, state,"
+                + " TIMESTAMPDIFF(MICROSECOND, GREATEST(COALESCE(last_success_at, created_at),"
+                + " COALESCE(changed_at, last_success_at, created_at)), UTC_TIMESTAMP(6)), last_success_at IS NULL"
+                + " FROM " + table)) {
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    found.accept(rs.getString(1), rs.getString(2), JobState.of(rs.getString(3)),
+                            Math.max(0, rs.getLong(4)), rs.getBoolean(5));
+                }
+            }
         }
     }
 

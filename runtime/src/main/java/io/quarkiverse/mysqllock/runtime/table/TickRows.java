@@ -37,7 +37,8 @@ public final class TickRows {
     /** {@link #claimable} in SQL, over the row's columns: four parameters, each the tick. */
     private static final String CLAIMABLE = claimable("fence", SETTLED);
 
-    private static final int DEADLOCK_RETRIES = 5;
+    /** How many times a claim is tried when it meets deadlocks. */
+    public static final int DEADLOCK_RETRIES = 5;
 
     private final LockTable table;
 
@@ -75,18 +76,10 @@ public final class TickRows {
      * latest, the former latest the settled mark; a tick between them becomes the settled mark.
      */
     public boolean claim(Connection connection, String serverName, long tick) throws SQLException {
-        for (int attempt = 1;; attempt++) {
-            try {
-                return update(connection, serverName, tick) || table.seed(connection, serverName)
-                        && update(connection, serverName, tick);
-            } catch (SQLException e) {
-                // a seed waiting for a purge's row lock while the purge waits for the seed's lock on the floor row:
-                // the statement rolled back, and the conditional update decides again
-                if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
-                    throw e;
-                }
-            }
-        }
+        // a seed waiting for a purge's row lock while the purge waits for the seed's lock on the floor row: the
+        // statement rolled back, and the conditional update decides again
+        return SqlErrors.retryingConflicts(DEADLOCK_RETRIES, () -> update(connection, serverName, tick)
+                || table.seed(connection, serverName) && update(connection, serverName, tick));
     }
 
     private boolean update(Connection connection, String serverName, long tick) throws SQLException {
