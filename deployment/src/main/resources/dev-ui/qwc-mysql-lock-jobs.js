@@ -65,6 +65,7 @@ export class QwcMysqlLockJobs extends LitElement {
                     <span class="name">${job.name}</span>
                     <span class="${job.state}">${job.state}</span>
                     <span class="detail">datasource <code>${manager.datasource}</code></span>
+                    <span class="detail">next fire ${job.nextFire ?? 'unknown'}</span>
                     <span class="detail">last outcome ${job.lastOutcome ?? 'none'}</span>
                     <span class="detail">last success ${job.lastSuccess ?? 'never'}</span>
                     <span class="detail">last failure ${job.lastFailure ?? 'never'}</span>

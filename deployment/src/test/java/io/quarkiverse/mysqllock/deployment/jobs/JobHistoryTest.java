@@ -92,14 +92,16 @@ class JobHistoryTest {
     /** The API lists the fleet's jobs, reads one, and its history the latest first, however many ran elsewhere. */
     @Test
     void theApiReadsTheJobsAndTheirHistoryTheLatestFirst() {
-        job.listed(Ticks.at(10_000));
-        job.listed(Ticks.at(11_000));
+        job.listed(Ticks.at(10_000, Instant.parse("2026-12-02T10:00:00.123456Z")));
+        job.listed(Ticks.at(11_000)); // a trigger that does not say leaves what the last one said
         assertThat(locks.jobs().history("history:listed", 1)).extracting(run -> run.tick().toEpochMilli())
                 .containsExactly(11_000L);
         assertThat(locks.jobs().history("history:listed", 10)).extracting(run -> run.tick().toEpochMilli())
                 .containsExactly(11_000L, 10_000L);
         assertThat(locks.jobs().jobs()).extracting(JobInfo::name).contains("history:listed")
                 .doesNotContain("never-claimed");
+        assertThat(locks.jobs().job("history:listed").orElseThrow().nextFire()).as("the trigger's next fire time")
+                .isEqualTo(Instant.parse("2026-12-02T10:00:00.123456Z"));
         assertThat(locks.jobs().job("never-claimed")).isEmpty();
         assertThat(locks.jobs().history("never-claimed", 10)).isEmpty();
         assertThatThrownBy(() -> locks.jobs().history("history:succeeding", 0))

@@ -177,7 +177,7 @@ class InMemoryEngineTest {
     void scheduledTicksAreClaimedInMemory() throws Exception {
         job.run(Ticks.at(5_000));
         job.run(Ticks.at(5_000));
-        job.run(Ticks.at(7_000));
+        job.run(Ticks.at(7_000, Instant.ofEpochMilli(8_000)));
         job.run(Ticks.at(6_000));
         job.run(Ticks.at(6_000));
         job.run(Ticks.at(4_000));
@@ -189,6 +189,7 @@ class InMemoryEngineTest {
         assertThat(locks.jobs().job("mem:tick")).hasValueSatisfying(info -> {
             assertThat(info.state()).isEqualTo(JobState.ACTIVE);
             assertThat(info.latestTick()).isEqualTo(Instant.ofEpochMilli(7_000));
+            assertThat(info.nextFire()).isEqualTo(Instant.ofEpochMilli(8_000));
             assertThat(info.lastOutcome()).isEqualTo(RunOutcome.SUCCEEDED);
             assertThat(info.lastSuccess()).isNotNull();
             assertThat(info.lastFailure()).isNull();

@@ -98,6 +98,7 @@ public class MySqlLockJobsJsonRpcService {
         entry.put("name", job.name());
         entry.put("state", job.state().name());
         entry.put("latestTick", text(job.latestTick()));
+        entry.put("nextFire", text(job.nextFire()));
         entry.put("lastOutcome", job.lastOutcome() == null ? null : job.lastOutcome().name());
         entry.put("lastSuccess", text(job.lastSuccess()));
         entry.put("lastFailure", text(job.lastFailure()));

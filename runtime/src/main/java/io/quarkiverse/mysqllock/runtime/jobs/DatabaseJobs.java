@@ -69,11 +69,11 @@ public final class DatabaseJobs implements JobStore {
 
     /** Claims one tick of a job ({@link JobTable#claim}, then its tick row for the instance that runs it). */
     @Override
-    public JobClaim claim(String name, String serverName, String tickRow, long tick) {
+    public JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire) {
         return statements(name, "The jobs table could not claim a tick of '" + name + "'",
                 // on Galera, a claim that lost certification to another node's claim of the tick: it decides again
                 raw -> jobs.withTables(raw, () -> SqlErrors.retryingConflicts(TickRows.DEADLOCK_RETRIES,
-                        () -> claimSeeded(raw, name, serverName, tickRow, tick))));
+                        () -> claimSeeded(raw, name, serverName, tickRow, tick, nextFire))));
     }
 
     @Override
@@ -90,8 +90,8 @@ public final class DatabaseJobs implements JobStore {
     }
 
     /** The claim, the job's row made sure of first when this instance has not yet (or the table was created since). */
-    private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick)
-            throws SQLException {
+    private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick,
+            java.time.Instant nextFire) throws SQLException {
         try {
             Long since = seeded.get(serverName);
             long now = System.nanoTime();
@@ -99,7 +99,7 @@ public final class DatabaseJobs implements JobStore {
                 jobs.seed(raw, serverName, name, tickRow);
                 seeded.put(serverName, now);
             }
-            return jobs.claim(raw, serverName, tick);
+            return jobs.claim(raw, serverName, tick, nextFire);
         } catch (SQLException e) {
             if (SqlErrors.isMissingTable(e)) {
                 seeded.clear(); // a table created again has none of the rows

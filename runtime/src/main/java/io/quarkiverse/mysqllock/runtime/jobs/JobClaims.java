@@ -99,7 +99,7 @@ public final class JobClaims {
         if (measured.add(name)) {
             metrics.jobSilence(name, () -> silences.cached(name));
         }
-        JobClaim claim = tick.claims() ? store.claim(name, serverName, tickRow, tick.tick()) : null;
+        JobClaim claim = tick.claims() ? store.claim(name, serverName, tickRow, tick.tick(), tick.nextFire()) : null;
         if (claim != null && claim.kind() == JobClaim.Kind.PAUSED) {
             skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED, null);
         }

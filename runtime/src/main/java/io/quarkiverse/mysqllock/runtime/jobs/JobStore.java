@@ -19,7 +19,7 @@ import io.quarkiverse.mysqllock.runtime.table.JobStateChange;
 interface JobStore {
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
-    JobClaim claim(String name, String serverName, String tickRow, long tick);
+    JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire);
 
     /**
      * Claims a tick this instance claimed, with the job's lock held, where versions before the jobs table claim it (the

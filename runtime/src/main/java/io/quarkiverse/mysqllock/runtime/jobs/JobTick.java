@@ -1,5 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 
 import io.quarkiverse.mysqllock.jobs.RunKind;
@@ -14,6 +15,8 @@ public final class JobTick {
     private final long tick;
     private final RunKind kind;
     private final CompletableFuture<RunOutcome> outcome;
+    /** The trigger's next fire time after this tick, as the instance that fired it saw it; null if unknown. */
+    private final Instant nextFire;
     /** Whether {@link JobClaims#acquire} took it: from then on, it is told how it ended. */
     private volatile boolean taken;
 
@@ -23,14 +26,29 @@ public final class JobTick {
      * @param outcome completed with how the run ended, or why it did not run; null when nobody waits for it
      */
     public JobTick(long tick, RunKind kind, CompletableFuture<RunOutcome> outcome) {
+        this(tick, kind, outcome, null);
+    }
+
+    private JobTick(long tick, RunKind kind, CompletableFuture<RunOutcome> outcome, Instant nextFire) {
         this.tick = tick;
         this.kind = kind;
         this.outcome = outcome;
+        this.nextFire = nextFire;
     }
 
     /** A tick its trigger fired. */
     public static JobTick scheduled(long tick) {
-        return new JobTick(tick, RunKind.SCHEDULED, null);
+        return scheduled(tick, null);
+    }
+
+    /** A tick its trigger fired, with the trigger's next fire time after it (null if unknown). */
+    public static JobTick scheduled(long tick, Instant nextFire) {
+        return new JobTick(tick, RunKind.SCHEDULED, null, nextFire);
+    }
+
+    /** The trigger's next fire time after this tick; null if unknown. */
+    public Instant nextFire() {
+        return nextFire;
     }
 
     public long tick() {

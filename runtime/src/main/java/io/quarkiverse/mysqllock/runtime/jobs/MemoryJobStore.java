@@ -27,8 +27,8 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public JobClaim claim(String name, String serverName, String tickRow, long tick) {
-        return jobs.claim(serverName, name, tick);
+    public JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire) {
+        return jobs.claim(serverName, name, tick, nextFire);
     }
 
     @Override

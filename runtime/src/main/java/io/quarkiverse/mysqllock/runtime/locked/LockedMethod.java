@@ -111,7 +111,8 @@ public final class LockedMethod {
         }
         long fireTime = ScheduledTicks.tick(arguments[tickParameter]);
         long slot = tickSlotMillis;
-        return JobTick.scheduled(slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime);
+        return JobTick.scheduled(slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime,
+                ScheduledTicks.nextFire(arguments[tickParameter]));
     }
 
     /** Whether its lock's name is built from its parameters ({@code {param}}), rather than written out. */

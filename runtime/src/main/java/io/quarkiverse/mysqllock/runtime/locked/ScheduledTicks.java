@@ -17,6 +17,12 @@ final class ScheduledTicks {
         return execution instanceof JobExecution job ? job.tick() : null;
     }
 
+    /** The trigger's next fire time, as the scheduler sees it now; null without a trigger. */
+    static java.time.Instant nextFire(Object execution) {
+        io.quarkus.scheduler.Trigger trigger = ((ScheduledExecution) execution).getTrigger();
+        return trigger == null ? null : trigger.getNextFireTime();
+    }
+
     static long tick(Object execution) {
         return ((ScheduledExecution) execution).getScheduledFireTime().toEpochMilli();
     }

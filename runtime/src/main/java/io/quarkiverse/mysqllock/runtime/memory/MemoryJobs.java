@@ -55,6 +55,8 @@ public final class MemoryJobs {
         final Instant created = Instant.now();
         /** When its state last changed; null if never. */
         Instant changed;
+        /** The trigger's next fire time, as the latest claimer saw it; null if unknown. */
+        Instant nextFire;
         int stateCode = 1;
 
         /** Its state, as a row of the jobs table names it (codes as the claim reports them). */
@@ -76,11 +78,14 @@ public final class MemoryJobs {
     }
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
-    public JobClaim claim(String serverName, String job, long tick) {
+    public JobClaim claim(String serverName, String job, long tick, Instant nextFire) {
         Row row = rows.computeIfAbsent(serverName, ignored -> new Row(job));
         synchronized (row) {
             if (!TickRows.claimable(tick, row.latest, row.settled)) {
                 return JobClaim.TAKEN;
+            }
+            if (nextFire != null) {
+                row.nextFire = nextFire;
             }
             long previous = row.latest;
             if (tick > row.latest) {
@@ -164,12 +169,14 @@ public final class MemoryJobs {
                     .findFirst().orElse(null);
             long latest;
             JobState state;
+            Instant nextFire;
             synchronized (row) {
                 latest = row.latest;
                 state = row.state();
+                nextFire = row.nextFire;
             }
             found.accept(key, new JobInfo(row.job, state,
-                    latest == 0 ? null : Instant.ofEpochMilli(latest), last == null ? null : last.outcome(),
+                    latest == 0 ? null : Instant.ofEpochMilli(latest), nextFire, last == null ? null : last.outcome(),
                     last == null ? null : last.startedAt(), last == null ? null : last.endedAt(),
                     endOfLast(history, RunOutcome.SUCCEEDED), endOfLast(history, RunOutcome.FAILED, RunOutcome.LOST)));
         });

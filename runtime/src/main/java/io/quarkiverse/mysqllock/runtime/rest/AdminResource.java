@@ -157,6 +157,7 @@ public class AdminResource {
         entry.put("name", job.name());
         entry.put("state", job.state());
         entry.put("latestTick", job.latestTick());
+        entry.put("nextFire", job.nextFire());
         entry.put("lastOutcome", job.lastOutcome());
         entry.put("lastStarted", job.lastStarted());
         entry.put("lastEnded", job.lastEnded());

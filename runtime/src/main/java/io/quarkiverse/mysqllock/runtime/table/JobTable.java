@@ -47,8 +47,10 @@ public final class JobTable {
         // they assign. claim_seen hands what the claim found back through LAST_INSERT_ID, in the same round trip. A tick
         // is claimed whatever the job's state, so that a tick skipped while the job was paused or disabled is decided as
         // one that ran is: none of them runs later.
+        // next_fire_at: the trigger's next fire time as the claimer saw it (kept where it did not say)
         this.claim = "UPDATE " + table + " SET claim_seen = LAST_INSERT_ID(latest_tick * " + STATES
                 + " + CASE UPPER(state) WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END),"
+                + " next_fire_at = COALESCE(TIMESTAMPADD(MICROSECOND, ?, '1970-01-01 00:00:00'), next_fire_at),"
                 + " settled_tick = IF(? > latest_tick, latest_tick, ?), latest_tick = GREATEST(latest_tick, ?)"
                 + " WHERE name = ? AND " + TickRows.claimable("latest_tick", "settled_tick");
     }
@@ -95,10 +97,16 @@ public final class JobTable {
      * becomes the latest, the former latest the settled mark; a tick between them becomes the settled mark. What this
      * instance does with a tick it claimed depends on the job's state; nothing without a row.
      */
-    public JobClaim claim(Connection connection, String serverName, long tick) throws SQLException {
+    public JobClaim claim(Connection connection, String serverName, long tick, Instant nextFire)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(claim, Statement.RETURN_GENERATED_KEYS)) {
-            for (int i = 1; i <= 8; i++) {
-                if (i == 4) {
+            if (nextFire == null) {
+                statement.setNull(1, java.sql.Types.BIGINT);
+            } else {
+                statement.setLong(1, ServerClock.micros(nextFire));
+            }
+            for (int i = 2; i <= 9; i++) {
+                if (i == 5) {
                     statement.setString(i, serverName);
                 } else {
                     statement.setLong(i, tick);
@@ -211,7 +219,8 @@ public final class JobTable {
     public void read(Connection connection, String serverName, java.util.function.BiConsumer<String, JobInfo> jobs)
             throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("SELECT name, job, state, latest_tick,"
-                + " last_outcome, last_started_at, last_ended_at, last_success_at, last_failure_at FROM " + table
+                + " last_outcome, last_started_at, last_ended_at, last_success_at, last_failure_at, next_fire_at FROM "
+                + table
                 + (serverName == null ? " ORDER BY job" : " WHERE name = ?"))) {
             if (serverName != null) {
                 statement.setString(1, serverName);
@@ -221,6 +230,7 @@ public final class JobTable {
                     String outcome = rs.getString(5);
                     jobs.accept(rs.getString(1), new JobInfo(rs.getString(2), JobState.of(rs.getString(3)),
                             rs.getLong(4) == 0 ? null : Instant.ofEpochMilli(rs.getLong(4)),
+                            ServerClock.instant(rs.getTimestamp(10)),
                             outcome == null ? null : RunTable.outcome(outcome), ServerClock.instant(rs.getTimestamp(6)),
                             ServerClock.instant(rs.getTimestamp(7)), ServerClock.instant(rs.getTimestamp(8)),
                             ServerClock.instant(rs.getTimestamp(9))));
