@@ -9,8 +9,10 @@ import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 
 /**
- * What the engines report for metrics. {@link #NONE} unless Micrometer is present; never tagged with lock names, whose
- * number is unbounded.
+ * What the engines report for metrics. {@link #NONE} unless Micrometer is present; never tagged with the names of the
+ * locks taken, whose number is unbounded. The one exception is a scheduled job's name ({@link #jobRun},
+ * {@link #jobSilence}): a lock name too, bounded by the application's code where the job's name is written out, and not
+ * where it is built from the method's parameters.
  */
 public interface LockMetrics {
 
