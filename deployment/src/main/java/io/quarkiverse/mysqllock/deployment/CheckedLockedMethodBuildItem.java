@@ -42,13 +42,17 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
     final int handleParameter;
     /** A tick-claiming method's {@code @Scheduled(every)}, whose ticks count per interval; else empty. */
     final String every;
+    /** A tick-claiming method's one {@code @Scheduled(cron)} and its {@code timeZone}; else empty. */
+    final String cron;
+    final String timeZone;
     /** {@code datasource}: empty for the lock datasource. */
     final String dataSource;
 
     CheckedLockedMethodBuildItem(String key, String description, String fixedName, String resolverClassName,
             List<LockNameTemplate.Segment> segments, List<LockNamePlaceholders.Placeholder> placeholders, String wait,
             OnBusy onBusy, String atLeastFor, String atMostFor, Locked.Mode mode, int permits, ReturnKind kind,
-            int tickParameter, boolean interruptOnLoss, int handleParameter, String every, String dataSource) {
+            int tickParameter, boolean interruptOnLoss, int handleParameter, String every, String cron, String timeZone,
+            String dataSource) {
         this.mode = mode;
         this.permits = permits;
         this.key = key;
@@ -66,6 +70,8 @@ final class CheckedLockedMethodBuildItem extends MultiBuildItem {
         this.interruptOnLoss = interruptOnLoss;
         this.handleParameter = handleParameter;
         this.every = every;
+        this.cron = cron;
+        this.timeZone = timeZone;
         this.dataSource = dataSource;
     }
 }

@@ -161,21 +161,23 @@ final class LockedMethodCheck {
         return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
                 atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss, handleParameter,
-                every(method, tickParameter),
+                scheduled(method, tickParameter, "every"), scheduled(method, tickParameter, "cron"),
+                scheduled(method, tickParameter, "timeZone"),
                 stringValue(annotation, "datasource", ""));
     }
 
     /**
-     * The {@code every} of a tick-claiming method's one {@code @Scheduled}: its fire times differ from instance to
-     * instance, so its ticks are counted per interval. Empty for a cron, or several schedules ({@code @Schedules}).
+     * A member of a tick-claiming method's one {@code @Scheduled}, as written: its {@code every} (its fire times differ
+     * from instance to instance, so its ticks are counted per interval), or its {@code cron} and {@code timeZone} (for
+     * the ticks it missed). Empty where not given, and for several schedules ({@code @Schedules}).
      */
-    private static String every(MethodInfo method, int tickParameter) {
+    private static String scheduled(MethodInfo method, int tickParameter, String member) {
         AnnotationInstance scheduled = method.declaredAnnotation(SCHEDULED);
         if (tickParameter < 0 || scheduled == null) {
             return "";
         }
-        AnnotationValue every = scheduled.value("every");
-        return every == null ? "" : every.asString();
+        AnnotationValue value = scheduled.value(member);
+        return value == null ? "" : value.asString();
     }
 
     /** What a shared mode (READ, WRITE, PERMIT) allows: the primitives' blocking API, without a minimum or a cap. */

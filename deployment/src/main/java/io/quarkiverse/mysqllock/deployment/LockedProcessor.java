@@ -226,6 +226,7 @@ class LockedProcessor {
             recorder.add(table, method.key, method.fixedName, resolver, method.wait, method.onBusy,
                     method.atLeastFor, method.atMostFor, method.mode, method.permits, method.kind,
                     method.description, method.tickParameter, method.interruptOnLoss, method.handleParameter, method.every,
+                    method.cron, method.timeZone,
                     inMemory || method.dataSource.isEmpty() || method.dataSource.equals(lockDataSource.name()) ? null
                             : method.dataSource);
         }

@@ -53,11 +53,10 @@ import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.jobs.HistoryRetention;
 import io.quarkiverse.mysqllock.runtime.jobs.JobClaims;
-import io.quarkiverse.mysqllock.runtime.jobs.JobLauncher;
 import io.quarkiverse.mysqllock.runtime.jobs.JobSilences;
 import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
+import io.quarkiverse.mysqllock.runtime.jobs.ManagerJobs;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
-import io.quarkus.arc.Arc;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 
@@ -76,6 +75,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** NAMED elections: the windows within which a term is confirmed. */
     private final LeaderWindows leaderWindows = new LeaderWindows(this::engine);
     private final Coordination coordination;
+    private final ManagerJobs jobs;
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
@@ -89,6 +89,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
                 HandleReleases::confirm, new TermConfirmation(leaderWindows, HandleReleases::confirmedWithin),
                 this::primitiveAsync,
                 new FleetPermitCounts(records, this::engine, names, LockNames::checkBlockingAllowed));
+        this.jobs = new ManagerJobs(this.records.ticks(), names::serverName, names::tickRow,
+                LockNames::checkBlockingAllowed, this.records::dataSourceName);
     }
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
@@ -100,7 +102,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** {@code @Locked} methods' calls are counted with these metrics (the engine's are its own). */
     void measure(LockMetrics methodMetrics) {
         this.metrics = methodMetrics;
-        records.ticks().measure(methodMetrics);
+        jobs.measure(methodMetrics);
     }
 
     /** How long ago this manager was made: this instance's start, for what it judges from then. */
@@ -113,8 +115,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * from the jobs tables on the server's clock (blocking), or kept from a read a few seconds ago.
      */
     public Map<String, JobSilences.Silence> jobSilences() {
-        checkBlockingAllowed("jobSilences() (reading the jobs table)");
-        return records.ticks().silences().read();
+        return jobs.silences();
     }
 
     /** The metrics of {@code @Locked} methods' calls. */
@@ -124,7 +125,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** How much of each scheduled job's run history to keep ({@code quarkus.mysql-lock.job-history.*}). */
     void retainJobHistory(HistoryRetention retention) {
-        records.ticks().retain(retention);
+        jobs.retain(retention);
     }
 
     /** Warns of every lock of this instance held longer than {@code threshold} ({@code long-hold-warning}). */
@@ -282,19 +283,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return atLeastFor.isZero() ? handle : new AtLeastForHandle(handle, since, atLeastFor.toNanos(), lateReleases);
     }
 
-    /**
-     * A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed: that waits at
-     * least {@link JobClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
-     */
+    /** A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed. */
     private ControlledHandle methodLock(String name, LockRequest request, JobTick tick) {
-        if (tick == null) {
-            return engine.acquire(request);
-        }
-        LockRequest waiting = request.waitNanos() >= JobClaims.LATE_TRIGGER_GRACE.toNanos() ? request
-                : new LockRequest(request.lock(), JobClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
-                        request.owner(), request.atMostForNanos());
-        return records.ticks().acquire(name, request.lock().serverName(), names.tickRow(name), tick,
-                () -> engine.acquire(waiting));
+        return tick == null ? engine.acquire(request) : jobs.lock(name, request, tick, engine::acquire);
     }
 
     @Override
@@ -349,9 +340,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     @Override
     public FleetJobs jobs() {
-        return records.ticks().view(names::serverName, names::tickRow,
-                () -> checkBlockingAllowed("jobs() (reading the jobs tables)"), dataSourceName(),
-                () -> Arc.container().instance(JobLauncher.class).get()); // none where the application has no job
+        return jobs.view();
     }
 
     @Override
@@ -403,15 +392,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * @throws IllegalStateException if the release was made but could not be recorded
      */
     public boolean forceRelease(String name, String by, String why) {
-        boolean released = forceRelease(name);
-        try {
-            records.ticks().audit("FORCE_RELEASE", names.serverName(name), name, by, why,
-                    released ? "released" : "no lease held");
-        } catch (RuntimeException e) {
-            throw new IllegalStateException("Lock '" + name + "' was " + (released ? "" : "not ") + "released, and"
-                    + " that could not be recorded in the audit trail: " + e.getMessage(), e);
-        }
-        return released;
+        return jobs.forceRelease(name, by, why, () -> forceRelease(name));
     }
 
     /** The datasource this manager takes its locks in. */

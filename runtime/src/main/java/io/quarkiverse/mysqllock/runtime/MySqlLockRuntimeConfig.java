@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 
+import io.quarkiverse.mysqllock.jobs.MissedTicks;
 import io.quarkus.runtime.annotations.ConfigDocMapKey;
 import io.quarkus.runtime.annotations.ConfigDocSection;
 import io.quarkus.runtime.annotations.ConfigPhase;
@@ -116,8 +117,8 @@ public interface MySqlLockRuntimeConfig {
 
     /**
      * Settings of one scheduled job, by its name (its lock's name, as the application wrote it):
-     * {@code quarkus.mysql-lock.jobs."cron:nightly-report".alert-after=26h}. A name that is no job of the application
-     * fails the start.
+     * {@code quarkus.mysql-lock.jobs."cron\:nightly-report".alert-after=26h} (in {@code application.properties}, a
+     * {@code :} of the name escaped so). A name that is no job of the application fails the start.
      */
     @ConfigDocMapKey("job-name")
     @ConfigDocSection
@@ -133,6 +134,30 @@ public interface MySqlLockRuntimeConfig {
          * out of the load balancer. Unset: no alert.
          */
         Optional<Duration> alertAfter();
+
+        /**
+         * What the job does about ticks no instance of the fleet ran (every instance down, or the job paused): skip
+         * them, run once for them all, or run each. A catch-up runs on one instance, right after the first tick that
+         * runs once the job can run again, recorded in its history as {@code CATCH_UP}. Ticks missed while the job was
+         * disabled are not caught up. Needs a job method that can run outside its schedule: one whose only parameter
+         * is its {@code ScheduledExecution}, with one {@code @Scheduled}, not a Kotlin {@code suspend} function.
+         */
+        @WithDefault("skip")
+        MissedTicks missedTicks();
+
+        /**
+         * How far back from the last missed tick a catch-up looks: older missed ticks are not caught up. At least a
+         * second.
+         */
+        @WithDefault("24h")
+        Duration catchUpWindow();
+
+        /**
+         * {@code missed-ticks=run-all}: at most this many runs catch up, for the latest missed ticks. From 1 to
+         * 1000.
+         */
+        @WithDefault("10")
+        int maxCatchUpRuns();
     }
 
     interface JobHistory {

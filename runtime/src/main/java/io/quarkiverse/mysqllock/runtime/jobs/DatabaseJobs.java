@@ -69,11 +69,12 @@ public final class DatabaseJobs implements JobStore {
 
     /** Claims one tick of a job ({@link JobTable#claim}, then its tick row for the instance that runs it). */
     @Override
-    public JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire) {
+    public JobClaim claim(String name, String serverName, String tickRow, long tick, long missedBefore,
+            java.time.Instant nextFire) {
         return statements(name, "The jobs table could not claim a tick of '" + name + "'",
                 // on Galera, a claim that lost certification to another node's claim of the tick: it decides again
                 raw -> jobs.withTables(raw, () -> SqlErrors.retryingConflicts(TickRows.DEADLOCK_RETRIES,
-                        () -> claimSeeded(raw, name, serverName, tickRow, tick, nextFire))));
+                        () -> claimSeeded(raw, name, serverName, tickRow, tick, missedBefore, nextFire))));
     }
 
     @Override
@@ -84,14 +85,26 @@ public final class DatabaseJobs implements JobStore {
     }
 
     @Override
-    public void unclaim(String name, String serverName, long tick, long previousLatest) {
+    public void unclaim(String name, String serverName, long tick, JobClaim claim) {
         statements(name, "The claim of tick " + tick + " of '" + name + "' could not be given back: no instance runs it",
-                raw -> jobs.unclaim(raw, serverName, tick, previousLatest));
+                raw -> jobs.unclaim(raw, serverName, tick, claim));
+    }
+
+    @Override
+    public long[] catchUpRange(String name, String serverName) {
+        return statements(name, "The missed ticks of '" + name + "' could not be read",
+                raw -> jobs.catchUpRange(raw, serverName));
+    }
+
+    @Override
+    public boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo) {
+        return statements(name, "The missed ticks of '" + name + "' could not be taken to catch up",
+                raw -> jobs.takeCatchUp(raw, serverName, range, after, upTo));
     }
 
     /** The claim, the job's row made sure of first when this instance has not yet (or the table was created since). */
     private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick,
-            java.time.Instant nextFire) throws SQLException {
+            long missedBefore, java.time.Instant nextFire) throws SQLException {
         try {
             Long since = seeded.get(serverName);
             long now = System.nanoTime();
@@ -99,7 +112,10 @@ public final class DatabaseJobs implements JobStore {
                 jobs.seed(raw, serverName, name, tickRow);
                 seeded.put(serverName, now);
             }
-            return jobs.claim(raw, serverName, tick, nextFire);
+            // a job that catches up reads the ticks versions before the jobs table claimed (a plain read, no lock): none
+            // of them is missed
+            long olderFence = missedBefore > 0 ? tickRows.fence(raw, tickRow) : 0;
+            return jobs.claim(raw, serverName, tick, missedBefore, olderFence, nextFire);
         } catch (SQLException e) {
             if (SqlErrors.isMissingTable(e)) {
                 seeded.clear(); // a table created again has none of the rows
@@ -198,7 +214,7 @@ public final class DatabaseJobs implements JobStore {
             JobStateChange change = from == null ? null : JobStateChange.of(action, name, from);
             if (change != null && change.to() != null) {
                 if (change.to() != from) {
-                    jobs.setState(raw, serverName, change.to(), by);
+                    jobs.setState(raw, serverName, change.to(), by, System.currentTimeMillis());
                 }
                 audit.record(raw, action.name(), serverName, name, by, why, identity, change.detail());
                 raw.commit();

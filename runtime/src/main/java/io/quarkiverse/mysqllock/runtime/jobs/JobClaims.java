@@ -12,6 +12,7 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.jobs.FleetJobs;
+import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -54,6 +55,7 @@ public final class JobClaims {
     private volatile LockMetrics metrics = LockMetrics.NONE;
     /** The jobs this instance fired, each with its gauge. */
     private final Set<String> measured = ConcurrentHashMap.newKeySet();
+    private final CatchUps catchUps = new CatchUps();
 
     /**
      * @param database the jobs tables, null for the in-memory engine (then {@code engine} is it)
@@ -71,6 +73,11 @@ public final class JobClaims {
     /** Where the runs of jobs, and their silences, are measured. */
     public void measure(LockMetrics metrics) {
         this.metrics = metrics;
+    }
+
+    /** Where a job's catch-up is run: its {@code @Locked} method, by the job's name, with the catch-up's tick. */
+    public void launchCatchUpsWith(java.util.function.BiConsumer<String, JobTick> launcher) {
+        catchUps.launchWith(launcher);
     }
 
     /** How long each job has gone without a success anywhere in the fleet. */
@@ -99,11 +106,20 @@ public final class JobClaims {
         if (measured.add(name)) {
             metrics.jobSilence(name, () -> silences.cached(name));
         }
-        JobClaim claim = tick.claims() ? store.claim(name, serverName, tickRow, tick.tick(), tick.nextFire()) : null;
+        JobClaim claim = tick.claims()
+                ? store.claim(name, serverName, tickRow, tick.tick(), CatchUps.missedBefore(tick), tick.nextFire())
+                : null;
+        if (claim != null && claim.replacedPending()) {
+            LOG.warnf("Job '%s' missed ticks again (or was paused) before the catch-up of its earlier missed ticks ran,"
+                    + " and ticks ran between them: the newer ones are caught up, the earlier ones are not", name);
+        }
         if (claim != null && claim.kind() == JobClaim.Kind.PAUSED) {
             skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED, null);
         }
         if (claim != null && claim.kind() != JobClaim.Kind.RUN) {
+            if (claim.kind() != JobClaim.Kind.PAUSED) {
+                tick.told(null); // not this instance's to run
+            }
             return null;
         }
         ControlledHandle handle;
@@ -122,6 +138,9 @@ public final class JobClaims {
             givenBack(store, name, serverName, tick, claim, RunOutcome.SKIPPED_BUSY, null);
             return null;
         }
+        if (tick.kind() == RunKind.CATCH_UP && !caughtUp(store, name, serverName, tick, handle)) {
+            return null;
+        }
         if (claim != null) {
             try {
                 if (!store.claimOlderRow(name, tickRow, tick.tick())) {
@@ -133,6 +152,9 @@ public final class JobClaims {
                 givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
                 throw e;
             }
+        }
+        if (claim != null && claim.catchUpPending()) {
+            catchUps.after(tick, name); // this run is the first that runs for the job: the missed ticks come after it
         }
         long id;
         try {
@@ -149,10 +171,16 @@ public final class JobClaims {
      */
     private void givenBack(JobStore store, String name, String serverName, JobTick tick, JobClaim claim,
             RunOutcome outcome, Throwable error) {
+        if (tick.kind() == RunKind.CATCH_UP) {
+            // its missed ticks stay to catch up, after the next run of the job that runs
+            LOG.debugf("A catch-up of job '%s' did not run (%s): %s", name, outcome, error);
+            tick.told(outcome);
+            return;
+        }
         Uninterrupted.run(() -> {
             if (claim != null) {
                 try {
-                    store.unclaim(name, serverName, tick.tick(), claim.previousLatest());
+                    store.unclaim(name, serverName, tick.tick(), claim);
                 } catch (RuntimeException e) {
                     LOG.warnf("Tick %s of job '%s' is lost: %s", java.time.Instant.ofEpochMilli(tick.tick()), name,
                             e.getMessage());
@@ -160,6 +188,31 @@ public final class JobClaims {
             }
             skipped(store, name, serverName, tick, outcome, error);
         });
+    }
+
+    /**
+     * With the job's lock held, the tick a catch-up runs for, taken ({@link CatchUps#take}): false, the lock released,
+     * when it has none. When missed ticks are left after it, the next catch-up runs once it ended.
+     */
+    private boolean caughtUp(JobStore store, String name, String serverName, JobTick tick, ControlledHandle handle) {
+        CatchUps.Taken taken;
+        try {
+            taken = CatchUps.take(store, name, serverName, tick.catchUp());
+        } catch (RuntimeException e) {
+            handle.release();
+            givenBack(store, name, serverName, tick, null, RunOutcome.NOT_ACQUIRED, e);
+            throw e;
+        }
+        if (taken == null) {
+            handle.release();
+            tick.told(null);
+            return false;
+        }
+        tick.caughtUp(taken.tick());
+        if (taken.more()) {
+            catchUps.after(tick, name);
+        }
+        return true;
     }
 
     /** Records a change made to a lock from outside (a forced release) in the audit trail. */

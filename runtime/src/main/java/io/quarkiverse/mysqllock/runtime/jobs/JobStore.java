@@ -19,7 +19,8 @@ import io.quarkiverse.mysqllock.runtime.table.JobStateChange;
 interface JobStore {
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
-    JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire);
+    JobClaim claim(String name, String serverName, String tickRow, long tick, long missedBefore,
+            java.time.Instant nextFire);
 
     /**
      * Claims a tick this instance claimed, with the job's lock held, where versions before the jobs table claim it (the
@@ -31,7 +32,20 @@ interface JobStore {
      * Gives back the claim of a tick this instance could not run
      * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#unclaim}).
      */
-    void unclaim(String name, String serverName, long tick, long previousLatest);
+    void unclaim(String name, String serverName, long tick, JobClaim claim);
+
+    /**
+     * A job's missed ticks to catch up while it is active
+     * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#catchUpRange}):
+     * {@code {after, upTo}}, or null for none.
+     */
+    long[] catchUpRange(String name, String serverName);
+
+    /**
+     * Takes a job's missed ticks as {@link #catchUpRange} read them, unless they changed since: those after
+     * {@code after} up to {@code upTo} left for later (both 0: none). Whether this call took them.
+     */
+    boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo);
 
     /** Records a run as it starts: its id. */
     long started(String name, String serverName, long tick, RunKind kind);

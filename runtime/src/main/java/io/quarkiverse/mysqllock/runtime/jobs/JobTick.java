@@ -12,13 +12,20 @@ import io.quarkiverse.mysqllock.jobs.RunOutcome;
  */
 public final class JobTick {
 
-    private final long tick;
+    /** For a catch-up, 0 until it took the tick it runs for ({@link #caughtUp}). */
+    private volatile long tick;
     private final RunKind kind;
     private final CompletableFuture<RunOutcome> outcome;
     /** The trigger's next fire time after this tick, as the instance that fired it saw it; null if unknown. */
     private final Instant nextFire;
     /** Whether {@link JobClaims#acquire} took it: from then on, it is told how it ended. */
     private volatile boolean taken;
+    /** The job's missed-ticks policy, when it catches up; null when it skips them. */
+    private volatile CatchUp catchUp;
+    /** What to do once the run ended and its end is recorded; null for nothing. */
+    private volatile Runnable afterEnd;
+    /** The runs launched once it ended. */
+    private final java.util.List<JobTick> followUps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     /**
      * @param tick the scheduled fire time in epoch milliseconds (for a run-now, when it was asked for)
@@ -44,6 +51,39 @@ public final class JobTick {
     /** A tick its trigger fired, with the trigger's next fire time after it (null if unknown). */
     public static JobTick scheduled(long tick, Instant nextFire) {
         return new JobTick(tick, RunKind.SCHEDULED, null, nextFire);
+    }
+
+    /**
+     * A catch-up of a job's missed ticks ({@link RunKind#CATCH_UP}): it takes the tick it runs for once it holds the
+     * job's lock. Nobody waits for it.
+     */
+    public static JobTick catchUp(CatchUp catchUp) {
+        JobTick tick = new JobTick(0, RunKind.CATCH_UP, new CompletableFuture<>(), null);
+        tick.catchUp = catchUp;
+        return tick;
+    }
+
+    /** The job's missed-ticks policy, for a tick that claims (its run catches up after it) or a catch-up. */
+    public JobTick catchingUp(CatchUp catchUp) {
+        if (this.catchUp == null) {
+            this.catchUp = catchUp;
+        }
+        return this;
+    }
+
+    /** The job's missed-ticks policy; null when it skips them. */
+    CatchUp catchUp() {
+        return catchUp;
+    }
+
+    /** A catch-up's tick, once taken. */
+    void caughtUp(long tick) {
+        this.tick = tick;
+    }
+
+    /** Once the run ended and its end is recorded, runs {@code next}. */
+    void afterEnd(Runnable next) {
+        this.afterEnd = next;
     }
 
     /** The trigger's next fire time after this tick; null if unknown. */
@@ -81,10 +121,43 @@ public final class JobTick {
         taken = true;
     }
 
-    /** Tells whoever waits how the run ended. */
+    /**
+     * Tells whoever waits how the run ended (null: it was not this instance's to run), once what comes after it is
+     * launched ({@link #afterEnd}).
+     */
     void told(RunOutcome how) {
+        Runnable next = afterEnd;
+        afterEnd = null;
+        if (next != null) {
+            next.run();
+        }
         if (outcome != null) {
             outcome.complete(how);
         }
+    }
+
+    /** A run launched once this one ended (its catch-up): {@link #settled} waits for it too. */
+    void followedBy(JobTick next) {
+        followUps.add(next);
+    }
+
+    /**
+     * Completed once the run ended and every run launched after it (the catch-ups it launched, and theirs) ended too;
+     * completed exceptionally as {@link #outcome} is.
+     */
+    public CompletableFuture<Void> settled() {
+        if (outcome == null) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return outcome.thenCompose(ignored -> CompletableFuture.allOf(followUps.stream().map(JobTick::settled)
+                .toArray(CompletableFuture[]::new)));
+    }
+
+    /** For a tick fired outside the scheduler, of an {@code every} job: the start of the interval it falls in. */
+    public JobTick inInterval(long intervalMillis) {
+        if (kind == RunKind.SCHEDULED && intervalMillis > 0) {
+            tick = Math.floorDiv(tick, intervalMillis) * intervalMillis;
+        }
+        return this;
     }
 }

@@ -27,8 +27,9 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public JobClaim claim(String name, String serverName, String tickRow, long tick, java.time.Instant nextFire) {
-        return jobs.claim(serverName, name, tick, nextFire);
+    public JobClaim claim(String name, String serverName, String tickRow, long tick, long missedBefore,
+            java.time.Instant nextFire) {
+        return jobs.claim(serverName, name, tick, missedBefore, nextFire);
     }
 
     @Override
@@ -37,8 +38,18 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public void unclaim(String name, String serverName, long tick, long previousLatest) {
-        jobs.unclaim(serverName, tick, previousLatest);
+    public void unclaim(String name, String serverName, long tick, JobClaim claim) {
+        jobs.unclaim(serverName, tick, claim);
+    }
+
+    @Override
+    public long[] catchUpRange(String name, String serverName) {
+        return jobs.catchUpRange(serverName);
+    }
+
+    @Override
+    public boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo) {
+        return jobs.takeCatchUp(serverName, range, after, upTo);
     }
 
     @Override

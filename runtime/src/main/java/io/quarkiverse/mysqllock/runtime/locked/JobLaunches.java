@@ -75,11 +75,19 @@ public class JobLaunches implements JobLauncher {
                     + ours.stream().map(method -> method.key).toList() + "): which one to run now is not clear");
         }
         LockedMethod job = ours.get(0);
-        if (job.kind == ReturnKind.SUSPEND || job.kind == ReturnKind.SUSPEND_UNIT || method(job) == null) {
-            throw new IllegalArgumentException(job.description + " cannot be run now: only a method that takes its"
-                    + " ScheduledExecution and nothing else, and is not a Kotlin suspend function, can be");
+        if (!launchable(job)) {
+            throw new IllegalArgumentException(job.description + " cannot be run now: " + LAUNCHABLE);
         }
         return job;
+    }
+
+    /** Which job methods can run outside their schedule ({@link #launchable}). */
+    static final String LAUNCHABLE = "only a method that takes its ScheduledExecution and nothing else, and is not a"
+            + " Kotlin suspend function, can be";
+
+    /** Whether a job's method can run outside its schedule: it takes its ScheduledExecution only, and is no suspend. */
+    static boolean launchable(LockedMethod job) {
+        return job.kind != ReturnKind.SUSPEND && job.kind != ReturnKind.SUSPEND_UNIT && method(job) != null;
     }
 
     /** The job's method, if it takes its {@code ScheduledExecution} and nothing else; else null. */

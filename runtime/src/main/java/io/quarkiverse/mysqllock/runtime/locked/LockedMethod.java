@@ -7,6 +7,9 @@ import java.util.function.Function;
 import io.quarkiverse.mysqllock.LockOptions;
 import io.quarkiverse.mysqllock.Locked;
 import io.quarkiverse.mysqllock.OnBusy;
+import io.quarkiverse.mysqllock.jobs.MissedTicks;
+import io.quarkiverse.mysqllock.runtime.jobs.CatchUp;
+import io.quarkiverse.mysqllock.runtime.jobs.JobSchedule;
 import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 
 /** Everything the interceptor needs about one {@code @Locked} method, decided at build time. */
@@ -43,6 +46,14 @@ public final class LockedMethod {
     final int handleParameter;
     /** The datasource whose manager takes the lock; null for the lock datasource's. */
     final String dataSource;
+    /** A tick-claiming method's one {@code @Scheduled} cron, as written; null for none. */
+    private final Cron cron;
+    /** Its missed-ticks policy, set at start ({@link #catchUp}); null when it skips them. */
+    private volatile CatchUp catchUp;
+
+    /** A cron schedule as written: its expression and time zone (empty for the system's). */
+    public record Cron(String expression, String timeZone) {
+    }
 
     /** The members as written: a duration, or a {@code ${...}} config expression resolved at start. */
     /**
@@ -59,8 +70,9 @@ public final class LockedMethod {
 
     public LockedMethod(String fixedName, LockNameResolver resolver, Durations durations, OnBusy onBusy,
             Locked.Mode mode, int permits, ReturnKind kind, String description, String key, int tickParameter,
-            int handleParameter, String dataSource) {
+            int handleParameter, String dataSource, Cron cron) {
         this.dataSource = dataSource;
+        this.cron = cron;
         this.tickParameter = tickParameter;
         this.handleParameter = handleParameter;
         this.key = key;
@@ -107,12 +119,35 @@ public final class LockedMethod {
     JobTick tick(Object[] arguments) {
         JobTick given = ScheduledTicks.given(arguments[tickParameter]);
         if (given != null) {
-            return given; // a run outside the schedule (JobLaunches)
+            // a run outside the schedule (JobLaunches), or a tick fired by hand, counted as the trigger's are
+            return given.inInterval(tickSlotMillis).catchingUp(catchUp);
         }
         long fireTime = ScheduledTicks.tick(arguments[tickParameter]);
         long slot = tickSlotMillis;
         return JobTick.scheduled(slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime,
-                ScheduledTicks.nextFire(arguments[tickParameter]));
+                ScheduledTicks.nextFire(arguments[tickParameter])).catchingUp(catchUp);
+    }
+
+    /**
+     * Sets its missed-ticks policy, at start.
+     *
+     * @throws IllegalArgumentException when it cannot catch up: its ticks are not known (several schedules, or none)
+     */
+    void catchUp(MissedTicks policy, Duration window, int maxRuns) {
+        if (policy == MissedTicks.SKIP) {
+            catchUp = null;
+            return;
+        }
+        long slot = tickSlotMillis;
+        JobSchedule schedule = slot > 0 ? JobSchedule.every(slot)
+                : cron == null ? null
+                        : CronTicks.of(cron.expression(), cron.timeZone());
+        if (schedule == null) {
+            throw new IllegalArgumentException(description + " cannot catch up its missed ticks ("
+                    + policy + "): its ticks are not known. A job that catches up has one @Scheduled, with an every or a"
+                    + " cron that is not off");
+        }
+        catchUp = new CatchUp(policy, window, maxRuns, schedule);
     }
 
     /** Whether its lock's name is built from its parameters ({@code {param}}), rather than written out. */

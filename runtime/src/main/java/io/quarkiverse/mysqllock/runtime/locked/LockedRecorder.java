@@ -38,12 +38,12 @@ public class LockedRecorder {
     public void add(RuntimeValue<Map<String, LockedMethod>> table, String key, String fixedName,
             RuntimeValue<LockNameResolver> resolver, String waitFor, OnBusy onBusy, String atLeastFor, String atMostFor,
             Locked.Mode mode, int permits, ReturnKind kind, String description, int tickParameter,
-            boolean interruptOnLoss, int handleParameter, String every, String dataSource) {
+            boolean interruptOnLoss, int handleParameter, String every, String cron, String timeZone, String dataSource) {
         LockedMethod.Durations durations = new LockedMethod.Durations(waitFor, atLeastFor, atMostFor, interruptOnLoss,
                 every);
         table.getValue().put(key, new LockedMethod(fixedName, resolver == null ? null : resolver.getValue(), durations,
                 onBusy, mode, permits, kind, description, LockedMethodKey.withoutParameters(key), tickParameter,
-                handleParameter, dataSource));
+                handleParameter, dataSource, cron.isEmpty() ? null : new LockedMethod.Cron(cron, timeZone)));
     }
 
     /**
@@ -68,18 +68,25 @@ public class LockedRecorder {
     /**
      * A job's settings ({@code quarkus.mysql-lock.jobs."job-name".*}) under a name that is no job of this application
      * would never apply (an alert that never fires): the start fails, before the scheduler fires anything, naming the
-     * keys and the jobs there are. With a job whose lock's name is built from its parameters, any name may be one.
+     * keys and the jobs there are. With a job whose lock's name is built from its parameters, any name may be one. Each
+     * job's missed-ticks policy is set, and the start fails when a job cannot catch up as its settings ask.
      */
     public void checkJobSettings(RuntimeValue<Map<String, LockedMethod>> table) {
         LockedMethods methods = new LockedMethods(table.getValue());
         List<String> jobs = methods.jobNames();
-        List<String> unknown = ConfigProvider.getConfig().unwrap(SmallRyeConfig.class)
-                .getConfigMapping(MySqlLockRuntimeConfig.class).jobs().keySet().stream()
-                .filter(name -> !jobs.contains(name)).sorted().toList();
+        Map<String, MySqlLockRuntimeConfig.JobSettings> settings = ConfigProvider.getConfig()
+                .unwrap(SmallRyeConfig.class).getConfigMapping(MySqlLockRuntimeConfig.class).jobs();
+        List<String> unknown = settings.keySet().stream().filter(name -> !jobs.contains(name)).sorted().toList();
         if (!unknown.isEmpty() && !methods.hasJobNameTemplates()) {
             throw new ConfigurationException(unknown.stream().map(name -> "quarkus.mysql-lock.jobs.\"" + name + "\"")
                     .toList() + " name no scheduled job of this application (a @Locked method with a ScheduledExecution"
                     + " parameter, by its lock's name): its jobs are " + jobs);
+        }
+        List<String> errors = new ArrayList<>();
+        settings.forEach((name, job) -> errors.addAll(JobCatchUps.check(name, job,
+                table.getValue().values().stream().filter(method -> name.equals(method.jobName())).toList())));
+        if (!errors.isEmpty()) {
+            throw new ConfigurationException("Invalid settings of scheduled jobs:\n- " + String.join("\n- ", errors));
         }
     }
 

@@ -66,6 +66,11 @@ public final class MemoryJobs {
 
         long latest;
         long settled;
+        /** The latest tick claimed, run or given back. */
+        long fired;
+        /** The missed ticks to catch up: those after the first up to the second (0: none). */
+        long catchUpFrom;
+        long catchUpTo;
 
         Row(String job) {
             this.job = job;
@@ -78,7 +83,7 @@ public final class MemoryJobs {
     }
 
     /** Claims one tick of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}). */
-    public JobClaim claim(String serverName, String job, long tick, Instant nextFire) {
+    public JobClaim claim(String serverName, String job, long tick, long missedBefore, Instant nextFire) {
         Row row = rows.computeIfAbsent(serverName, ignored -> new Row(job));
         synchronized (row) {
             if (!TickRows.claimable(tick, row.latest, row.settled)) {
@@ -88,13 +93,25 @@ public final class MemoryJobs {
                 row.nextFire = nextFire;
             }
             long previous = row.latest;
+            JobState state = row.state();
+            boolean gap = state != JobState.DISABLED && JobClaim.isGap(tick, previous, row.fired, missedBefore);
+            boolean paused = missedBefore > 0 && tick > previous && state == JobState.PAUSED;
+            boolean pending = state == JobState.ACTIVE && missedBefore > 0 && (row.catchUpTo > 0 || gap);
+            boolean replaced = (gap || paused) && row.catchUpTo > 0 && row.catchUpTo < previous;
+            if (gap || paused) {
+                if (row.catchUpTo == 0 || replaced) {
+                    row.catchUpFrom = gap ? Math.max(previous, row.fired) : previous;
+                }
+                row.catchUpTo = paused ? tick : tick - 1;
+            }
+            row.fired = Math.max(row.fired, tick);
             if (tick > row.latest) {
-                row.settled = row.latest;
+                row.settled = gap || paused ? tick - 1 : row.latest;
                 row.latest = tick;
             } else {
                 row.settled = tick;
             }
-            return JobClaim.claimed(row.stateCode, previous);
+            return JobClaim.claimed(row.stateCode, previous, gap, pending, replaced);
         }
     }
 
@@ -113,17 +130,67 @@ public final class MemoryJobs {
     }
 
     /** Gives back the claim of a tick ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#unclaim}). */
-    public void unclaim(String serverName, long tick, long previousLatest) {
+    public void unclaim(String serverName, long tick, JobClaim claim) {
         Row row = rows.get(serverName);
         if (row == null) {
             return;
         }
         synchronized (row) {
+            long previousLatest = claim.previousLatest();
             boolean above = tick > previousLatest;
-            if (row.latest == (above ? tick : previousLatest) && row.settled == (above ? previousLatest : tick)) {
-                row.latest = previousLatest;
-                row.settled = above ? previousLatest : tick - 1;
+            long settledByClaim = claim.gap() ? tick - 1 : previousLatest;
+            if (row.latest == (above ? tick : previousLatest) && row.settled == (above ? settledByClaim : tick)) {
+                row.latest = above ? settledByClaim : previousLatest;
+                row.settled = above ? settledByClaim : tick - 1;
             }
+        }
+    }
+
+    /** A job's missed ticks to catch up ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#catchUpRange}). */
+    public long[] catchUpRange(String serverName) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return null;
+        }
+        synchronized (row) {
+            return row.catchUpTo > 0 && row.state() == JobState.ACTIVE ? new long[] { row.catchUpFrom, row.catchUpTo }
+                    : null;
+        }
+    }
+
+    /** The last of a job's missed ticks kept to catch up, whatever its state; 0 for none. */
+    public long catchUpTo(String serverName) {
+        return read(serverName, row -> row.catchUpTo);
+    }
+
+    /** A job's settled mark ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}); 0 for none. */
+    public long settled(String serverName) {
+        return read(serverName, row -> row.settled);
+    }
+
+    private long read(String serverName, java.util.function.ToLongFunction<Row> column) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return 0;
+        }
+        synchronized (row) {
+            return column.applyAsLong(row);
+        }
+    }
+
+    /** Takes a job's missed ticks ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeCatchUp}). */
+    public boolean takeCatchUp(String serverName, long[] range, long after, long upTo) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return false;
+        }
+        synchronized (row) {
+            if (row.catchUpFrom != range[0] || row.catchUpTo != range[1] || row.state() != JobState.ACTIVE) {
+                return false;
+            }
+            row.catchUpFrom = after;
+            row.catchUpTo = upTo;
+            return true;
         }
     }
 
@@ -204,8 +271,15 @@ public final class MemoryJobs {
             JobStateChange change = JobStateChange.of(action, job, row.state());
             if (change.to() != null) {
                 if (change.to() != change.from()) {
+                    if (change.from() == JobState.DISABLED) {
+                        row.fired = Math.max(row.fired, System.currentTimeMillis()); // as the jobs table: no gap
+                    }
                     row.stateCode = change.to().ordinal() + 1;
                     row.changed = Instant.now();
+                }
+                if (change.to() == JobState.DISABLED) {
+                    row.catchUpFrom = 0; // not caught up, as the database's jobs table does
+                    row.catchUpTo = 0;
                 }
                 changes.add(new Change(serverName, new JobChange(job, action, change.from(), change.to(), by, why,
                         instance, Instant.now())));

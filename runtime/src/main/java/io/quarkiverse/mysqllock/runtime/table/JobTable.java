@@ -6,6 +6,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 
 import io.quarkiverse.mysqllock.jobs.JobInfo;
 import io.quarkiverse.mysqllock.jobs.JobState;
@@ -26,19 +28,32 @@ public final class JobTable {
     private static final String SUFFIX = "_job";
 
     /**
-     * The claim returns the former latest tick times this, plus the state's code (1, 2, 3), so that 0 (no value) is never
-     * an answer.
+     * The claim returns ((the former latest tick times this, plus the state's code: 1, 2, 3) times {@link #FLAGS}, plus 4
+     * for a pending range of missed ticks replaced, 2 for a gap and 1 for a catch-up pending), so that 0 (no value) is
+     * never an answer.
      */
     private static final long STATES = 4;
+    private static final long FLAGS = 8;
+
+    /** The claim's parameters, by the names its text gives them: the tick, the missed-before mark, the next fire. */
+    private static final String TICK = ":tick";
+    private static final String MISSED_BEFORE = ":missedBefore";
+    private static final String NEXT_FIRE = ":nextFire";
+    private static final String NAME = ":name";
+    private static final String OLDER_FENCE = ":olderFence";
 
     private final LockTable locks;
     private final String table;
     private final String seed;
     private final String claim;
+    private final String ddl;
+    /** The claim's parameters in the order of its text. */
+    private final List<String> claimParameters = new ArrayList<>();
 
     public JobTable(LockTable locks) {
         this.locks = locks;
         this.table = locks.name() + SUFFIX;
+        this.ddl = SchemaFile.statement(DDL_RESOURCE, SHIPPED_NAME, table);
         // A job's first row starts where a version before this table left its ticks (its tick row in the lock table).
         this.seed = "INSERT IGNORE INTO " + table + " (name, job, latest_tick, settled_tick, created_at)"
                 + " SELECT ?, ?, COALESCE(MAX(fence), 0), COALESCE(MAX(" + TickRows.SETTLED + "), 0), UTC_TIMESTAMP(6)"
@@ -48,11 +63,47 @@ public final class JobTable {
         // is claimed whatever the job's state, so that a tick skipped while the job was paused or disabled is decided as
         // one that ran is: none of them runs later.
         // next_fire_at: the trigger's next fire time as the claimer saw it (kept where it did not say)
-        this.claim = "UPDATE " + table + " SET claim_seen = LAST_INSERT_ID(latest_tick * " + STATES
-                + " + CASE UPPER(state) WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END),"
-                + " next_fire_at = COALESCE(TIMESTAMPADD(MICROSECOND, ?, '1970-01-01 00:00:00'), next_fire_at),"
-                + " settled_tick = IF(? > latest_tick, latest_tick, ?), latest_tick = GREATEST(latest_tick, ?)"
-                + " WHERE name = ? AND " + TickRows.claimable("latest_tick", "settled_tick");
+        // A gap (JobClaim.isGap): ticks no instance claimed, recorded in catch_up_from (exclusive) and catch_up_to for a
+        // catch-up, and the settled mark set just below the tick, so that none of them is claimed late besides. A paused
+        // job's claimed tick is recorded to catch up too (in a job that catches up: its missed-before mark above 0).
+        // The gap is judged from the latest tick any instance fired: claimed and run, claimed and given back because
+        // the lock was busy (fired_tick: skipped as the job says, not missed), or claimed in the tick row by a version
+        // before this table (:olderFence, after a rollback or beside this one during a rolling upgrade). A range of
+        // missed ticks starts after the latest tick that ran here or there.
+        String ran = "GREATEST(latest_tick, :olderFence)";
+        String fired = "GREATEST(latest_tick, fired_tick, :olderFence)";
+        String gap = "(latest_tick > 0 AND :tick > latest_tick AND :missedBefore > " + fired
+                + " AND UPPER(state) IN ('ACTIVE', 'PAUSED'))";
+        String paused = "(:missedBefore > 0 AND :tick > latest_tick AND UPPER(state) = 'PAUSED')";
+        String pending = "(UPPER(state) = 'ACTIVE' AND :missedBefore > 0 AND (catch_up_to > 0 OR " + gap + "))";
+        // One range of missed ticks per job: new ones extend a pending range that ends at the latest tick that ran
+        // (the ticks of a pause); where ticks ran after a pending range, the new ones replace it (merged, the range
+        // would take the ticks that ran between them: they would run twice). The claim says so, and its claimer warns.
+        // The ticks recorded are settled: none of them is claimed late besides.
+        String recorded = "(" + gap + " OR " + paused + ")";
+        String replaced = "(" + recorded + " AND catch_up_to > 0 AND catch_up_to < " + ran + ")";
+        this.claim = named("UPDATE " + table + " SET claim_seen = LAST_INSERT_ID((latest_tick * " + STATES
+                + " + CASE UPPER(state) WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END) * " + FLAGS
+                + " + IF(" + replaced + ", 4, 0) + IF(" + gap + ", 2, 0) + IF(" + pending + ", 1, 0)),"
+                + " next_fire_at = COALESCE(TIMESTAMPADD(MICROSECOND, :nextFire, '1970-01-01 00:00:00'), next_fire_at),"
+                + " catch_up_from = IF(" + recorded + " AND (catch_up_to = 0 OR catch_up_to < " + ran + "), IF(" + gap
+                + ", " + fired + ", " + ran + "), catch_up_from),"
+                + " catch_up_to = IF(" + paused + ", :tick, IF(" + gap + ", :tick - 1, catch_up_to)),"
+                + " settled_tick = IF(:tick > latest_tick, IF(" + recorded + ", :tick - 1, latest_tick), :tick),"
+                + " latest_tick = GREATEST(latest_tick, :tick), fired_tick = GREATEST(fired_tick, :tick)"
+                + " WHERE name = :name AND " + TickRows.claimable("latest_tick", "settled_tick").replace("?", TICK),
+                claimParameters);
+    }
+
+    /** {@code sql} with each {@code :name} parameter a {@code ?}, the names added to {@code order} as they come. */
+    private static String named(String sql, List<String> order) {
+        java.util.regex.Matcher parameter = java.util.regex.Pattern.compile(":[a-zA-Z]+").matcher(sql);
+        StringBuilder text = new StringBuilder();
+        while (parameter.find()) {
+            order.add(parameter.group());
+            parameter.appendReplacement(text, "?");
+        }
+        return parameter.appendTail(text).toString();
     }
 
     public String name() {
@@ -61,7 +112,7 @@ public final class JobTable {
 
     /** The statement that creates the table: the shipped DDL, with the configured name. */
     public String ddl() {
-        return SchemaFile.statement(DDL_RESOURCE, SHIPPED_NAME, table);
+        return ddl;
     }
 
     /**
@@ -95,24 +146,34 @@ public final class JobTable {
     /**
      * Claims one tick of a job, as {@link TickRows#claimable} says, in one conditional statement: a tick above the latest
      * becomes the latest, the former latest the settled mark; a tick between them becomes the settled mark. What this
-     * instance does with a tick it claimed depends on the job's state; nothing without a row.
+     * instance does with a tick it claimed depends on the job's state; nothing without a row. A job that catches up
+     * records the ticks missed before it ({@link JobClaim#isGap}), and a tick claimed while it is paused.
+     *
+     * @param missedBefore the job's latest scheduled tick more than {@link TickRows#WINDOW} before {@code tick}; 0 for a
+     *        job that does not catch up
+     * @param olderFence the latest tick claimed in the job's tick row of the lock table, where versions before this
+     *        table claim ticks ({@link TickRows#fence}); 0 for a job that does not catch up
      */
-    public JobClaim claim(Connection connection, String serverName, long tick, Instant nextFire)
-            throws SQLException {
+    public JobClaim claim(Connection connection, String serverName, long tick, long missedBefore, long olderFence,
+            Instant nextFire) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement(claim, Statement.RETURN_GENERATED_KEYS)) {
-            if (nextFire == null) {
-                statement.setNull(1, java.sql.Types.BIGINT);
-            } else {
-                statement.setLong(1, ServerClock.micros(nextFire));
-            }
-            for (int i = 2; i <= 9; i++) {
-                if (i == 5) {
-                    statement.setString(i, serverName);
-                } else {
-                    statement.setLong(i, tick);
+            for (int i = 0; i < claimParameters.size(); i++) {
+                switch (claimParameters.get(i)) {
+                    case TICK -> statement.setLong(i + 1, tick);
+                    case MISSED_BEFORE -> statement.setLong(i + 1, missedBefore);
+                    case NAME -> statement.setString(i + 1, serverName);
+                    case OLDER_FENCE -> statement.setLong(i + 1, olderFence);
+                    case NEXT_FIRE -> {
+                        if (nextFire == null) {
+                            statement.setNull(i + 1, java.sql.Types.BIGINT);
+                        } else {
+                            statement.setLong(i + 1, ServerClock.micros(nextFire));
+                        }
+                    }
+                    default -> throw new IllegalStateException("A claim parameter without a value: " + claimParameters);
                 }
             }
-            if (statement.executeUpdate() != 1) {
+            if (JobColumns.executeUpdate(statement, connection, table, ddl) != 1) {
                 return JobClaim.TAKEN;
             }
             try (ResultSet keys = statement.getGeneratedKeys()) {
@@ -121,7 +182,8 @@ public final class JobTable {
                             + serverName + "'");
                 }
                 long seen = keys.getLong(1);
-                return JobClaim.claimed((int) (seen % STATES), seen / STATES);
+                return JobClaim.claimed((int) (seen / FLAGS % STATES), seen / FLAGS / STATES, (seen & 2) != 0,
+                        (seen & 1) != 0, (seen & 4) != 0);
             }
         }
     }
@@ -129,21 +191,58 @@ public final class JobTable {
     /**
      * Gives back the claim of a tick this instance could not run, unless another claim came since: a later fire of the
      * tick may claim it again. A tick claimed above the latest leaves the former latest as both the latest and the
-     * settled mark; a tick claimed late, between them, leaves the settled mark just below it.
+     * settled mark (or, where the claim found a gap, the settled mark it set: the missed ticks are the catch-up's); a tick
+     * claimed late, between them, leaves the settled mark just below it.
      *
-     * @param previousLatest the latest tick before the claim ({@link JobClaim#previousLatest})
+     * @param claim what the claim found
      * @return whether the claim was given back
      */
-    public boolean unclaim(Connection connection, String serverName, long tick, long previousLatest)
+    public boolean unclaim(Connection connection, String serverName, long tick, JobClaim claim)
             throws SQLException {
+        long previousLatest = claim.previousLatest();
         boolean above = tick > previousLatest;
+        long settledByClaim = claim.gap() ? tick - 1 : previousLatest;
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
                 + " SET latest_tick = ?, settled_tick = ? WHERE name = ? AND latest_tick = ? AND settled_tick = ?")) {
-            statement.setLong(1, previousLatest);
-            statement.setLong(2, above ? previousLatest : tick - 1);
+            statement.setLong(1, above ? settledByClaim : previousLatest);
+            statement.setLong(2, above ? settledByClaim : tick - 1);
             statement.setString(3, serverName);
             statement.setLong(4, above ? tick : previousLatest);
-            statement.setLong(5, above ? previousLatest : tick);
+            statement.setLong(5, above ? settledByClaim : tick);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /**
+     * A job's missed ticks to catch up, {@code {after, upTo}}, while it is active: the ticks after the first, up to the
+     * second; null for none.
+     */
+    public long[] catchUpRange(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT catch_up_from, catch_up_to FROM " + table
+                + " WHERE name = ? AND catch_up_to > 0 AND UPPER(state) = 'ACTIVE'")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? new long[] { rs.getLong(1), rs.getLong(2) } : null;
+            }
+        }
+    }
+
+    /**
+     * Takes a job's missed ticks to catch up, as {@link #catchUpRange} read them, unless they changed since (or the job
+     * is no longer active): those after {@code after} up to {@code upTo} left for later (both 0: none).
+     *
+     * @return whether this call took them
+     */
+    public boolean takeCatchUp(Connection connection, String serverName, long[] range, long after, long upTo)
+            throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET catch_up_from = ?, catch_up_to = ? WHERE name = ? AND catch_up_from = ? AND catch_up_to = ?"
+                + " AND UPPER(state) = 'ACTIVE'")) {
+            statement.setLong(1, after);
+            statement.setLong(2, upTo);
+            statement.setString(3, serverName);
+            statement.setLong(4, range[0]);
+            statement.setLong(5, range[1]);
             return statement.executeUpdate() == 1;
         }
     }
@@ -176,14 +275,26 @@ public final class JobTable {
         }
     }
 
-    /** Sets a job's state for the whole fleet, with who changed it and when. */
-    public void setState(Connection connection, String serverName, JobState state, String by) throws SQLException {
+    /**
+     * Sets a job's state for the whole fleet, with who changed it and when. Enabling a disabled job marks {@code now}
+     * as fired: the ticks until then were skipped for good, and the next claim finds no gap in them.
+     */
+    public void setState(Connection connection, String serverName, JobState state, String by, long now)
+            throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET state = ?, changed_at = UTC_TIMESTAMP(6), changed_by = ? WHERE name = ?")) {
+        // a disabled job's missed ticks are not caught up, nor those it had to catch up then; state assigned last
+                + " SET catch_up_from = IF(? = 'DISABLED', 0, catch_up_from), catch_up_to = IF(? = 'DISABLED', 0,"
+                + " catch_up_to), fired_tick = IF(UPPER(state) = 'DISABLED' AND ? <> 'DISABLED',"
+                + " GREATEST(fired_tick, ?), fired_tick), changed_at = UTC_TIMESTAMP(6), changed_by = ?, state = ?"
+                + " WHERE name = ?")) {
             statement.setString(1, state.name());
-            statement.setString(2, by);
-            statement.setString(3, serverName);
-            statement.executeUpdate();
+            statement.setString(2, state.name());
+            statement.setString(3, state.name());
+            statement.setLong(4, now);
+            statement.setString(5, by);
+            statement.setString(6, state.name());
+            statement.setString(7, serverName);
+            JobColumns.executeUpdate(statement, connection, table, ddl);
         }
     }
 

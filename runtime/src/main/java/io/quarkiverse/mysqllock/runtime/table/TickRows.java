@@ -82,6 +82,17 @@ public final class TickRows {
                 || table.seed(connection, serverName) && update(connection, serverName, tick));
     }
 
+    /** The latest tick claimed in a job's tick row ({@code fence}); 0 where it has none. A plain read: no lock. */
+    public long fence(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT fence FROM " + table.name()
+                + " WHERE name = ?")) {
+            statement.setString(1, serverName);
+            try (java.sql.ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
     private boolean update(Connection connection, String serverName, long tick) throws SQLException {
         // owner is assigned before fence: both server kinds then read the former fence in it
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table.name()
