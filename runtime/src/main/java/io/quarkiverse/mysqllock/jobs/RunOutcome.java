@@ -23,7 +23,12 @@ public enum RunOutcome {
      */
     NOT_ACQUIRED,
     /** The tick was claimed while the job was paused. */
-    SKIPPED_PAUSED;
+    SKIPPED_PAUSED,
+    /**
+     * The tick was claimed while a run of the job still lasted, and the job queues one ({@code overlap=queue-one}): a
+     * run of kind {@link RunKind#QUEUED} follows once the run that lasted has ended.
+     */
+    QUEUED;
 
     /** Whether a run with this outcome is over (every outcome but {@link #RUNNING}). */
     public boolean ended() {

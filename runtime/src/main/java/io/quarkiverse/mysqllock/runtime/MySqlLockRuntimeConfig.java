@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Optional;
 
 import io.quarkiverse.mysqllock.jobs.MissedTicks;
+import io.quarkiverse.mysqllock.jobs.Overlap;
 import io.quarkus.runtime.annotations.ConfigDocMapKey;
 import io.quarkus.runtime.annotations.ConfigDocSection;
 import io.quarkus.runtime.annotations.ConfigPhase;
@@ -158,6 +159,15 @@ public interface MySqlLockRuntimeConfig {
          */
         @WithDefault("10")
         int maxCatchUpRuns();
+
+        /**
+         * What a tick does that fires while a run of this job still lasts, on any instance of the fleet: skip it
+         * (recorded {@code SKIPPED_BUSY}), or queue one more run, which follows once the run that lasted has ended
+         * (the tick recorded {@code QUEUED}, the run {@code QUEUED}): however many ticks fired meanwhile, one run. Needs
+         * a job method that can run outside its schedule, as {@code missed-ticks} does.
+         */
+        @WithDefault("skip")
+        Overlap overlap();
     }
 
     interface JobHistory {

@@ -1,8 +1,8 @@
--- The run history of quarkus-mysql-lock's scheduled jobs: one row per run, and per tick skipped because the job's lock
--- was busy or the job was paused. name is the job's row in the jobs table; tick the scheduled fire time it ran for
+-- The run history of quarkus-mysql-lock's scheduled jobs: one row per run, and per tick skipped or queued because the
+-- job's lock was busy, or skipped because the job was paused. name is the job's row in the jobs table; tick the scheduled fire time it ran for
 -- (epoch milliseconds); kind SCHEDULED, CATCH_UP, RUN_NOW or QUEUED; outcome RUNNING (started, not yet ended: if its
--- instance died, it stays so), SUCCEEDED, FAILED, LOST (its lock was lost while it ran), CANCELLED, SKIPPED_BUSY or
--- SKIPPED_PAUSED; instance the holder identity of the instance that ran it; the error's class and first line for a run
+-- instance died, it stays so), SUCCEEDED, FAILED, LOST (its lock was lost while it ran), CANCELLED, SKIPPED_BUSY,
+-- NOT_ACQUIRED, SKIPPED_PAUSED or QUEUED (fired while a run lasted: one QUEUED run follows it); instance the holder identity of the instance that ran it; the error's class and first line for a run
 -- that threw. Ordered by started_at (ids interleave between Galera nodes).
 -- Named after the lock table with _run after it: with quarkus.mysql-lock.table=app_locks, app_locks_run (then copy
 -- this file into your own migrations with that name).

@@ -70,14 +70,7 @@ abstract class MissedTicksContract {
      */
     @BeforeAll
     static void forgetJobs() {
-        // each table with the rows of these jobs (keyed by their names on the server, the names themselves)
-        for (String[] rows : List.of(new String[] { "mysql_lock_job", "catch:%" },
-                new String[] { "mysql_lock_run", "catch:%" }, new String[] { "mysql_lock", "tick@catch:%" })) {
-            if (ServerState.queryLong("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
-                    + " AND table_name = ?", rows[0]) > 0) {
-                ServerState.update("DELETE FROM " + rows[0] + " WHERE name LIKE ?", rows[1]);
-            }
-        }
+        ServerState.forgetJobs("catch:%");
         Job.runs.clear();
     }
 

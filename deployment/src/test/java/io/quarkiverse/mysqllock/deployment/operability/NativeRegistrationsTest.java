@@ -77,11 +77,13 @@ class NativeRegistrationsTest {
         assertThat(result[3]).isEqualTo("removed=io/quarkiverse/mysqllock/runtime/locked/SuspendCall$1.class"
                 + " io/quarkiverse/mysqllock/runtime/locked/SuspendCall$Emitting.class"
                 + " io/quarkiverse/mysqllock/runtime/locked/SuspendCall.class");
-        // Quarkus itself registers the config mappings (and their enums) and ArC the interceptor binding; the
-        // extension's code reflects on nothing, so it registers nothing of its own.
+        // Quarkus itself registers the config mappings (and their enums, the jobs' policies among them) and ArC the
+        // interceptor binding; the extension's code reflects on no class of its own, so it registers none.
         assertThat(result[1].substring("reflective=".length()).split(" "))
                 .allMatch(c -> c.startsWith("io.quarkiverse.mysqllock.runtime.MySqlLock") && c.contains("Config")
-                        || c.equals("io.quarkiverse.mysqllock.Locked"))
+                        || c.equals("io.quarkiverse.mysqllock.Locked")
+                        || c.equals("io.quarkiverse.mysqllock.jobs.MissedTicks")
+                        || c.equals("io.quarkiverse.mysqllock.jobs.Overlap"))
                 .contains("io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig$$CMImpl");
     }
 }

@@ -100,4 +100,18 @@ public final class ServerState {
     public static long queryLong(String sql, Object... args) {
         return TestDatabase.shared().queryLong(sql, args);
     }
+
+    /**
+     * Forgets what earlier test classes of the same server left of the jobs whose names match {@code like} (a LIKE
+     * pattern): their rows in the jobs table, their history, and the tick rows of versions before the jobs table.
+     */
+    public static void forgetJobs(String like) {
+        for (String[] rows : java.util.List.of(new String[] { "mysql_lock_job", like },
+                new String[] { "mysql_lock_run", like }, new String[] { "mysql_lock", "tick@" + like })) {
+            if (queryLong("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
+                    + " AND table_name = ?", rows[0]) > 0) {
+                update("DELETE FROM " + rows[0] + " WHERE name LIKE ?", rows[1]);
+            }
+        }
+    }
 }

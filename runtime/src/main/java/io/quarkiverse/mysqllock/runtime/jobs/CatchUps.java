@@ -76,13 +76,18 @@ final class CatchUps {
         tick.afterEnd(() -> {
             JobTick next = JobTick.catchUp(catchUp);
             tick.followedBy(next);
-            try {
-                launcher.accept(name, next);
-            } catch (RuntimeException e) {
-                LOG.warnf("The catch-up of job '%s' could not be launched (the next run's instance does): %s", name,
-                        e.toString());
-                next.outcome().complete(null);
-            }
+            launch(name, next);
         });
+    }
+
+    /** Launches a run of a job outside its schedule (a catch-up, a queued run), on a worker thread. */
+    void launch(String name, JobTick run) {
+        try {
+            launcher.accept(name, run);
+        } catch (RuntimeException e) {
+            LOG.warnf("A %s run of job '%s' could not be launched (the next run's instance does): %s", run.kind(), name,
+                    e.toString());
+            run.outcome().complete(null);
+        }
     }
 }

@@ -102,6 +102,25 @@ public final class DatabaseJobs implements JobStore {
                 raw -> jobs.takeCatchUp(raw, serverName, range, after, upTo));
     }
 
+    @Override
+    public void queue(String name, String serverName, long tick) {
+        statements(name, "A run of '" + name + "' could not be queued", raw -> {
+            jobs.queue(raw, serverName, tick);
+            return null;
+        });
+    }
+
+    @Override
+    public long queued(String name, String serverName) {
+        return statements(name, "The queued run of '" + name + "' could not be read", raw -> jobs.queued(raw, serverName));
+    }
+
+    @Override
+    public boolean takeQueued(String name, String serverName, long tick) {
+        return statements(name, "The queued run of '" + name + "' could not be taken",
+                raw -> jobs.takeQueued(raw, serverName, tick));
+    }
+
     /** The claim, the job's row made sure of first when this instance has not yet (or the table was created since). */
     private JobClaim claimSeeded(Connection raw, String name, String serverName, String tickRow, long tick,
             long missedBefore, java.time.Instant nextFire) throws SQLException {
@@ -128,6 +147,15 @@ public final class DatabaseJobs implements JobStore {
     public long started(String name, String serverName, long tick, RunKind kind) {
         return history(name, "record the start of a run", raw -> runs.insert(raw, serverName, tick, kind,
                 RunOutcome.RUNNING, identity, null));
+    }
+
+    @Override
+    public void ranAs(String name, String serverName, long tick, RunOutcome outcome, String instance) {
+        history(name, "record a run of " + instance, raw -> {
+            runs.end(raw, runs.insert(raw, serverName, tick, RunKind.SCHEDULED, RunOutcome.RUNNING, instance, null),
+                    outcome, null);
+            return null;
+        });
     }
 
     @Override

@@ -56,6 +56,7 @@ public final class JobClaims {
     /** The jobs this instance fired, each with its gauge. */
     private final Set<String> measured = ConcurrentHashMap.newKeySet();
     private final CatchUps catchUps = new CatchUps();
+    private final QueuedRuns queues;
 
     /**
      * @param database the jobs tables, null for the in-memory engine (then {@code engine} is it)
@@ -68,6 +69,7 @@ public final class JobClaims {
         this.worker = worker;
         this.ours = ours;
         this.silences = new JobSilences(() -> store("(jobs)"), ours, worker);
+        this.queues = new QueuedRuns(catchUps, worker);
     }
 
     /** Where the runs of jobs, and their silences, are measured. */
@@ -109,6 +111,10 @@ public final class JobClaims {
         JobClaim claim = tick.claims()
                 ? store.claim(name, serverName, tickRow, tick.tick(), CatchUps.missedBefore(tick), tick.nextFire())
                 : null;
+        if (tick.elsewhere() != null) {
+            ranElsewhere(store, name, serverName, tickRow, tick, claim);
+            return null;
+        }
         if (claim != null && claim.replacedPending()) {
             LOG.warnf("Job '%s' missed ticks again (or was paused) before the catch-up of its earlier missed ticks ran,"
                     + " and ticks ran between them: the newer ones are caught up, the earlier ones are not", name);
@@ -126,25 +132,34 @@ public final class JobClaims {
         try {
             handle = lock.get();
         } catch (LockNotAcquiredException e) {
-            givenBack(store, name, serverName, tick, claim, e.reason() == LockNotAcquiredException.Reason.BUSY
-                    ? RunOutcome.SKIPPED_BUSY
-                    : RunOutcome.NOT_ACQUIRED, e);
+            boolean busy = e.reason() == LockNotAcquiredException.Reason.BUSY;
+            if (busy && queued(store, name, serverName, tick, claim)) {
+                return null; // not a failure: it runs later
+            }
+            givenBack(store, name, serverName, tick, claim, busy ? RunOutcome.SKIPPED_BUSY : RunOutcome.NOT_ACQUIRED, e);
             throw e;
         } catch (RuntimeException | Error e) {
             givenBack(store, name, serverName, tick, claim, RunOutcome.NOT_ACQUIRED, e);
             throw e;
         }
         if (handle == null) {
-            givenBack(store, name, serverName, tick, claim, RunOutcome.SKIPPED_BUSY, null);
+            if (!queued(store, name, serverName, tick, claim)) {
+                givenBack(store, name, serverName, tick, claim, RunOutcome.SKIPPED_BUSY, null);
+            }
             return null;
         }
         if (tick.kind() == RunKind.CATCH_UP && !caughtUp(store, name, serverName, tick, handle)) {
             return null;
         }
-        if (claim != null) {
+        if (tick.kind() == RunKind.QUEUED && !queues.taken(store, name, serverName, tick, handle)) {
+            return null;
+        }
+        if (claim != null || tick.kind() == RunKind.QUEUED) {
+            // a queued tick too: during a rolling upgrade, an instance of a version before the jobs table may have run it
             try {
                 if (!store.claimOlderRow(name, tickRow, tick.tick())) {
                     handle.release(); // an instance of a version before the jobs table ran it
+                    tick.told(null);
                     return null;
                 }
             } catch (RuntimeException e) {
@@ -155,6 +170,9 @@ public final class JobClaims {
         }
         if (claim != null && claim.catchUpPending()) {
             catchUps.after(tick, name); // this run is the first that runs for the job: the missed ticks come after it
+        }
+        if (tick.queuesOne()) {
+            queues.after(store, name, serverName, tick); // a tick that fires while it runs is queued
         }
         long id;
         try {
@@ -167,13 +185,56 @@ public final class JobClaims {
     }
 
     /**
+     * A tick another instance fired (the test kit's): claimed, and recorded as that instance's run or skip, in no time
+     * and without the job's lock. A catch-up it finds runs here after it, as it would there.
+     */
+    private void ranElsewhere(JobStore store, String name, String serverName, String tickRow, JobTick tick,
+            JobClaim claim) {
+        RunOutcome outcome = switch (claim.kind()) {
+            case RUN -> RunOutcome.SUCCEEDED;
+            case PAUSED -> RunOutcome.SKIPPED_PAUSED;
+            default -> null; // claimed before, or disabled
+        };
+        try {
+            if (outcome == RunOutcome.SUCCEEDED && !store.claimOlderRow(name, tickRow, tick.tick())) {
+                outcome = null; // an instance of a version before the jobs table ran it
+            }
+            if (outcome == RunOutcome.SUCCEEDED && claim.catchUpPending()) {
+                catchUps.after(tick, name);
+            }
+            if (outcome != null) {
+                store.ranAs(name, serverName, tick.tick(), outcome, tick.elsewhere());
+            }
+        } catch (RuntimeException e) {
+            tick.outcome().completeExceptionally(e);
+            throw e;
+        }
+        tick.told(outcome);
+    }
+
+    /**
+     * A claimed tick that found the job's lock busy, of a job that queues one run: queued, recorded, and its queued run
+     * launched. False when it is not queued.
+     */
+    private boolean queued(JobStore store, String name, String serverName, JobTick tick, JobClaim claim) {
+        JobTick run = queues.queue(store, name, serverName, tick, claim);
+        if (run == null) {
+            return false;
+        }
+        skipped(store, name, serverName, tick, RunOutcome.QUEUED, null);
+        queues.launch(name, run);
+        return true;
+    }
+
+    /**
      * A tick this instance does not run: the claim given back (where it claimed one), and the skip recorded and told.
      */
     private void givenBack(JobStore store, String name, String serverName, JobTick tick, JobClaim claim,
             RunOutcome outcome, Throwable error) {
-        if (tick.kind() == RunKind.CATCH_UP) {
-            // its missed ticks stay to catch up, after the next run of the job that runs
-            LOG.debugf("A catch-up of job '%s' did not run (%s): %s", name, outcome, error);
+        if (tick.kind() == RunKind.CATCH_UP || tick.kind() == RunKind.QUEUED) {
+            // a catch-up's missed ticks stay, for after the next run of the job that runs; a queued run is run by the
+            // run that holds the lock, once it ended
+            LOG.debugf("A %s run of job '%s' did not run (%s): %s", tick.kind(), name, outcome, error);
             tick.told(outcome);
             return;
         }

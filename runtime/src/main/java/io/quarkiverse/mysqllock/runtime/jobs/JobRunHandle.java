@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.jobs;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.jboss.logging.Logger;
 
@@ -36,6 +37,10 @@ public final class JobRunHandle extends ControlledHandleDecorator {
     private final AtomicBoolean ended = new AtomicBoolean();
     /** Whether the method's body was called: a run released before it never ran (its call was cancelled). */
     private volatile boolean began;
+    /** Which of the run's end recorded ({@link #RECORDED}) and its lock released ({@link #RELEASED}) happened. */
+    private final AtomicInteger over = new AtomicInteger();
+    private static final int RECORDED = 1;
+    private static final int RELEASED = 2;
 
     /** The id of a run whose start could not be written: its end is not written either, only told. */
     static final long NOT_RECORDED = -1;
@@ -64,12 +69,14 @@ public final class JobRunHandle extends ControlledHandleDecorator {
     public void release() {
         super.release();
         endedUnlessBegun();
+        over(RELEASED);
     }
 
     @Override
     public LockLostException releaseReportingLoss() {
         LockLostException lost = super.releaseReportingLoss();
         endedUnlessBegun();
+        over(RELEASED);
         return lost;
     }
 
@@ -77,6 +84,18 @@ public final class JobRunHandle extends ControlledHandleDecorator {
     public void abandon(String why) {
         super.abandon(why);
         endedUnlessBegun();
+        over(RELEASED);
+    }
+
+    /**
+     * Once the run's end is recorded and its lock released (after its {@code atLeastFor}, if it has one), whichever
+     * comes last: the tick is told ({@link JobTick#released}).
+     */
+    private void over(int what) {
+        int before = over.getAndUpdate(done -> done | what);
+        if ((before & what) == 0 && (before | what) == (RECORDED | RELEASED)) {
+            tick.released();
+        }
     }
 
     private void endedUnlessBegun() {
@@ -117,6 +136,7 @@ public final class JobRunHandle extends ControlledHandleDecorator {
                 LOG.warnf("The end of a run of job '%s' (%s) is not in its history: %s", name, outcome, e.getMessage());
             } finally {
                 tick.told(outcome); // once its history says so, for whoever reads it then
+                over(RECORDED);
             }
             Trimming.later(store, name, serverName, worker);
         };

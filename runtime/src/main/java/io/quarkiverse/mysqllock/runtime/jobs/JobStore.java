@@ -47,6 +47,24 @@ interface JobStore {
      */
     boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo);
 
+    /**
+     * Queues one run of a job: {@code tick} fired while a run lasted
+     * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#queue}).
+     */
+    void queue(String name, String serverName, long tick);
+
+    /** The tick of a job's queued run while the job is active; 0 for none. */
+    long queued(String name, String serverName);
+
+    /** Takes a job's queued run, as {@link #queued} read it, unless it changed since: whether this call took it. */
+    boolean takeQueued(String name, String serverName, long tick);
+
+    /**
+     * Records a run of another instance (the test kit's), started and ended at once with {@code outcome}, as a run's
+     * end is: the job's row keeps it as its last run.
+     */
+    void ranAs(String name, String serverName, long tick, RunOutcome outcome, String instance);
+
     /** Records a run as it starts: its id. */
     long started(String name, String serverName, long tick, RunKind kind);
 

@@ -12,7 +12,7 @@ import io.quarkiverse.mysqllock.jobs.RunOutcome;
  */
 public final class JobTick {
 
-    /** For a catch-up, 0 until it took the tick it runs for ({@link #caughtUp}). */
+    /** For a catch-up or a queued run, 0 until it took the tick it runs for ({@link #caughtUp}). */
     private volatile long tick;
     private final RunKind kind;
     private final CompletableFuture<RunOutcome> outcome;
@@ -24,6 +24,13 @@ public final class JobTick {
     private volatile CatchUp catchUp;
     /** What to do once the run ended and its end is recorded; null for nothing. */
     private volatile Runnable afterEnd;
+    /** What to do once the run ended, its end recorded and its lock released; null for nothing. */
+    private volatile Runnable afterRelease;
+    /** Whether the job queues one run when a tick fires while a run lasts ({@code overlap=queue-one}). */
+    private volatile boolean queueOne;
+    /** The other instance of the fleet that fires this tick ({@link #elsewhere}); null for this one. */
+    private volatile String elsewhere;
+
     /** The runs launched once it ended. */
     private final java.util.List<JobTick> followUps = new java.util.concurrent.CopyOnWriteArrayList<>();
 
@@ -63,6 +70,45 @@ public final class JobTick {
         return tick;
     }
 
+    /**
+     * A run queued while another lasted ({@link RunKind#QUEUED}): it takes the queued tick once it holds the job's lock
+     * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeQueued}). Nobody waits for it.
+     */
+    public static JobTick queued() {
+        JobTick tick = new JobTick(0, RunKind.QUEUED, new CompletableFuture<>(), null);
+        tick.queueOne = true;
+        return tick;
+    }
+
+    /**
+     * A tick that another instance of the fleet fires and runs, in no time, as the test kit's {@code JobTicks} fires
+     * it: claimed, and recorded as that instance's run, without running the job here. Told how it ended.
+     *
+     * @param instance the other instance's name, as the history names it
+     */
+    public static JobTick elsewhere(long tick, String instance) {
+        JobTick fired = new JobTick(tick, RunKind.SCHEDULED, new CompletableFuture<>(), null);
+        fired.elsewhere = instance;
+        return fired;
+    }
+
+    /** The other instance that fires this tick; null for this one. */
+    public String elsewhere() {
+        return elsewhere;
+    }
+
+    /** Whether the job queues one run when a tick fires while a run lasts: set for each of its runs. */
+    public JobTick queueingOne(boolean queueOne) {
+        if (queueOne) {
+            this.queueOne = true;
+        }
+        return this;
+    }
+
+    boolean queuesOne() {
+        return queueOne;
+    }
+
     /** The job's missed-ticks policy, for a tick that claims (its run catches up after it) or a catch-up. */
     public JobTick catchingUp(CatchUp catchUp) {
         if (this.catchUp == null) {
@@ -76,14 +122,32 @@ public final class JobTick {
         return catchUp;
     }
 
-    /** A catch-up's tick, once taken. */
+    /** A catch-up's or queued run's tick, once taken. */
     void caughtUp(long tick) {
         this.tick = tick;
     }
 
-    /** Once the run ended and its end is recorded, runs {@code next}. */
-    void afterEnd(Runnable next) {
-        this.afterEnd = next;
+    /** Once the run ended, its end recorded and its lock released (after its {@code atLeastFor}), runs {@code next}. */
+    void afterRelease(Runnable next) {
+        this.afterRelease = next;
+    }
+
+    /** The run ended, its end is recorded and its lock released. */
+    void released() {
+        Runnable next = afterRelease;
+        afterRelease = null;
+        if (next != null) {
+            next.run();
+        }
+    }
+
+    /** Once the run ended and its end is recorded, runs {@code next} (after what was set to run then before it). */
+    synchronized void afterEnd(Runnable next) {
+        Runnable before = afterEnd;
+        this.afterEnd = before == null ? next : () -> {
+            before.run();
+            next.run();
+        };
     }
 
     /** The trigger's next fire time after this tick; null if unknown. */
@@ -126,8 +190,11 @@ public final class JobTick {
      * launched ({@link #afterEnd}).
      */
     void told(RunOutcome how) {
-        Runnable next = afterEnd;
-        afterEnd = null;
+        Runnable next;
+        synchronized (this) {
+            next = afterEnd;
+            afterEnd = null;
+        }
         if (next != null) {
             next.run();
         }

@@ -7,6 +7,7 @@ import java.util.function.Function;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.jobs.FleetJobs;
+import io.quarkiverse.mysqllock.jobs.RunKind;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
@@ -68,15 +69,18 @@ public final class ManagerJobs {
 
     /**
      * The lock of a scheduled method's run, with its tick claimed ({@link JobClaims#acquire}). It waits at least
-     * {@link JobClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold.
+     * {@link JobClaims#LATE_TRIGGER_GRACE} for the lock, which an instance firing an older tick late may hold; a queued
+     * run waits for none ({@link QueuedRuns}).
      *
      * @param lock the engine's acquisition
      */
     public ControlledHandle lock(String name, LockRequest request, JobTick tick,
             Function<LockRequest, ControlledHandle> lock) {
-        LockRequest waiting = request.waitNanos() >= JobClaims.LATE_TRIGGER_GRACE.toNanos() ? request
-                : new LockRequest(request.lock(), JobClaims.LATE_TRIGGER_GRACE.toNanos(), request.whenBusy(),
-                        request.owner(), request.atMostForNanos());
+        long waitNanos = tick.kind() == RunKind.QUEUED ? 0
+                : Math.max(request.waitNanos(), JobClaims.LATE_TRIGGER_GRACE.toNanos());
+        LockRequest waiting = request.waitNanos() == waitNanos ? request
+                : new LockRequest(request.lock(), waitNanos, request.whenBusy(), request.owner(),
+                        request.atMostForNanos());
         return claims.acquire(name, request.lock().serverName(), tickRows.apply(name), tick,
                 () -> lock.apply(waiting));
     }

@@ -53,8 +53,29 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
+    public void queue(String name, String serverName, long tick) {
+        jobs.queue(serverName, tick);
+    }
+
+    @Override
+    public long queued(String name, String serverName) {
+        return jobs.queued(serverName);
+    }
+
+    @Override
+    public boolean takeQueued(String name, String serverName, long tick) {
+        return jobs.takeQueued(serverName, tick);
+    }
+
+    @Override
     public long started(String name, String serverName, long tick, RunKind kind) {
         return jobs.record(serverName, name, tick, kind, RunOutcome.RUNNING, identity, null);
+    }
+
+    @Override
+    public void ranAs(String name, String serverName, long tick, RunOutcome outcome, String instance) {
+        jobs.ended(jobs.record(serverName, name, tick, RunKind.SCHEDULED, RunOutcome.RUNNING, instance, null), outcome,
+                null);
     }
 
     @Override

@@ -15,8 +15,10 @@ import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
+import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 import io.quarkiverse.mysqllock.runtime.jobs.JobLauncher;
 import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
+import io.quarkus.agroal.DataSource;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.InjectableContext;
 import io.quarkus.arc.InjectableInstance;
@@ -40,6 +42,11 @@ public class JobLaunches implements JobLauncher {
     /** The lock datasource's manager, looked up when a job is run now (not when the start checks the settings). */
     @Inject
     Instance<MySqlLockManager> locks;
+
+    /** Every datasource's manager, for a job whose lock is on a named datasource. */
+    @Inject
+    @Any
+    Instance<MySqlLockManager> managers;
 
     @Override
     public boolean has(String dataSource, String name) {
@@ -118,7 +125,7 @@ public class JobLaunches implements JobLauncher {
     @Override
     public CompletionStage<RunOutcome> launch(String dataSource, String name, JobTick tick) {
         LockedMethod job = job(dataSource, name);
-        Runnable run = () -> run(job, name, tick);
+        Runnable run = tick.elsewhere() == null ? () -> run(job, name, tick) : () -> elsewhere(job, name, tick);
         try {
             Infrastructure.getDefaultWorkerPool().execute(run);
         } catch (RejectedExecutionException e) {
@@ -126,6 +133,21 @@ public class JobLaunches implements JobLauncher {
                     + "' could not be run now: the application is shutting down", e));
         }
         return tick.outcome();
+    }
+
+    /**
+     * A tick another instance fires (the test kit's): claimed and recorded as its run ({@link JobTick#elsewhere}), with
+     * the job's policies, and without running the method here.
+     */
+    private void elsewhere(LockedMethod job, String name, JobTick tick) {
+        try {
+            JobTick fired = job.tick(new Object[] { new JobExecution(tick, name, job.description) });
+            MySqlLockManager manager = job.dataSource == null ? locks.get()
+                    : managers.select(new DataSource.DataSourceLiteral(job.dataSource)).get();
+            manager.acquireForMethod(name, job.options, LockRequest.WhenBusy.NOTHING, fired);
+        } catch (RuntimeException e) {
+            tick.outcome().completeExceptionally(e);
+        }
     }
 
     private void run(LockedMethod job, String name, JobTick tick) {

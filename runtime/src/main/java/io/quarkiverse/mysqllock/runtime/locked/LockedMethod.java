@@ -50,6 +50,8 @@ public final class LockedMethod {
     private final Cron cron;
     /** Its missed-ticks policy, set at start ({@link #catchUp}); null when it skips them. */
     private volatile CatchUp catchUp;
+    /** Whether a tick that fires while a run lasts queues one run ({@code overlap=queue-one}), set at start. */
+    private volatile boolean queueOne;
 
     /** A cron schedule as written: its expression and time zone (empty for the system's). */
     public record Cron(String expression, String timeZone) {
@@ -120,12 +122,12 @@ public final class LockedMethod {
         JobTick given = ScheduledTicks.given(arguments[tickParameter]);
         if (given != null) {
             // a run outside the schedule (JobLaunches), or a tick fired by hand, counted as the trigger's are
-            return given.inInterval(tickSlotMillis).catchingUp(catchUp);
+            return given.inInterval(tickSlotMillis).catchingUp(catchUp).queueingOne(queueOne);
         }
         long fireTime = ScheduledTicks.tick(arguments[tickParameter]);
         long slot = tickSlotMillis;
         return JobTick.scheduled(slot > 0 ? Math.floorDiv(fireTime, slot) * slot : fireTime,
-                ScheduledTicks.nextFire(arguments[tickParameter])).catchingUp(catchUp);
+                ScheduledTicks.nextFire(arguments[tickParameter])).catchingUp(catchUp).queueingOne(queueOne);
     }
 
     /**
@@ -148,6 +150,11 @@ public final class LockedMethod {
                     + " cron that is not off");
         }
         catchUp = new CatchUp(policy, window, maxRuns, schedule);
+    }
+
+    /** Sets whether a tick that fires while a run of the job lasts queues one run ({@code overlap}), at start. */
+    void queueOne(boolean queueOne) {
+        this.queueOne = queueOne;
     }
 
     /** Whether its lock's name is built from its parameters ({@code {param}}), rather than written out. */

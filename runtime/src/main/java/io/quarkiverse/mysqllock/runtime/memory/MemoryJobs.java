@@ -71,6 +71,8 @@ public final class MemoryJobs {
         /** The missed ticks to catch up: those after the first up to the second (0: none). */
         long catchUpFrom;
         long catchUpTo;
+        /** The latest tick that fired while a run lasted, of a job that queues one run (0: none). */
+        long queued;
 
         Row(String job) {
             this.job = job;
@@ -190,6 +192,36 @@ public final class MemoryJobs {
             }
             row.catchUpFrom = after;
             row.catchUpTo = upTo;
+            return true;
+        }
+    }
+
+    /** Queues one run of a job ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#queue}). */
+    public void queue(String serverName, long tick) {
+        Row row = rows.get(serverName);
+        if (row != null) {
+            synchronized (row) {
+                row.queued = Math.max(row.queued, tick);
+            }
+        }
+    }
+
+    /** The tick of a job's queued run while it is active ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#queued}). */
+    public long queued(String serverName) {
+        return read(serverName, row -> row.state() == JobState.ACTIVE && row.queued >= row.latest ? row.queued : 0);
+    }
+
+    /** Takes a job's queued run ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeQueued}). */
+    public boolean takeQueued(String serverName, long tick) {
+        Row row = rows.get(serverName);
+        if (row == null) {
+            return false;
+        }
+        synchronized (row) {
+            if (row.queued != tick || row.queued < row.latest || row.state() != JobState.ACTIVE) {
+                return false;
+            }
+            row.queued = 0;
             return true;
         }
     }

@@ -248,6 +248,48 @@ public final class JobTable {
     }
 
     /**
+     * Queues one run of a job ({@code overlap=queue-one}): {@code tick} fired while a run of the job lasted. The latest
+     * such tick is kept, whatever the job's state.
+     */
+    public void queue(Connection connection, String serverName, long tick) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET queued_tick = GREATEST(queued_tick, ?) WHERE name = ?")) {
+            statement.setLong(1, tick);
+            statement.setString(2, serverName);
+            statement.executeUpdate();
+        }
+    }
+
+    /**
+     * The tick of a job's queued run ({@link #queue}) while the job is active; 0 for none. A tick claimed after the
+     * queued one (it ran, was queued in turn, or was skipped while the job was paused) makes it no longer due.
+     */
+    public long queued(Connection connection, String serverName) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT queued_tick FROM " + table
+                + " WHERE name = ? AND queued_tick > 0 AND queued_tick >= latest_tick AND UPPER(state) = 'ACTIVE'")) {
+            statement.setString(1, serverName);
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? rs.getLong(1) : 0;
+            }
+        }
+    }
+
+    /**
+     * Takes a job's queued run, as {@link #queued} read it, unless it changed since or the job is no longer active.
+     *
+     * @return whether this call took it
+     */
+    public boolean takeQueued(Connection connection, String serverName, long tick) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET queued_tick = 0 WHERE name = ? AND queued_tick = ? AND queued_tick >= latest_tick"
+                + " AND UPPER(state) = 'ACTIVE'")) {
+            statement.setString(1, serverName);
+            statement.setLong(2, tick);
+            return statement.executeUpdate() == 1;
+        }
+    }
+
+    /**
      * A job's state, its row locked until the caller's transaction ends: null where it has no row (or the table does
      * not exist yet).
      */

@@ -142,7 +142,7 @@ public final class RunTable {
 
     /** The outcomes of ticks the claimer skipped: kept apart from runs, so that a flood of skips never pushes runs out. */
     private static final List<RunOutcome> SKIPPED = List.of(RunOutcome.SKIPPED_BUSY, RunOutcome.NOT_ACQUIRED,
-            RunOutcome.SKIPPED_PAUSED);
+            RunOutcome.SKIPPED_PAUSED, RunOutcome.QUEUED);
     static final String SKIPS = "outcome IN (" + String.join(", ", SKIPPED.stream().map(o -> "'" + o + "'").toList())
             + ")";
 

@@ -32,12 +32,13 @@ class JobTicksTest {
 
     @RegisterExtension
     static final QuarkusUnitTest app = new QuarkusUnitTest()
-            .withApplicationRoot(jar -> jar.addClass(Report.class))
+            .withApplicationRoot(jar -> jar.addClasses(Report.class, Elsewhere.class))
             .overrideConfigKey("quarkus.datasource.db-kind", "mysql")
             .overrideConfigKey("quarkus.datasource.jdbc.url", TestDatabase.shared().jdbcUrl())
             .overrideConfigKey("quarkus.datasource.username", TestDatabase.shared().user())
             .overrideConfigKey("quarkus.datasource.password", TestDatabase.shared().password())
-            .overrideConfigKey("quarkus.mysql-lock.jobs.\"kit:report\".missed-ticks", "run-once");
+            .overrideConfigKey("quarkus.mysql-lock.jobs.\"kit:report\".missed-ticks", "run-once")
+            .overrideConfigKey("quarkus.mysql-lock.jobs.\"kit:elsewhere\".missed-ticks", "run-once");
 
     @Inject
     JobTicks ticks;
@@ -63,10 +64,48 @@ class JobTicksTest {
         assertThat(Report.runs).isEqualTo(3);
     }
 
+    /**
+     * A tick fired as another instance is claimed and recorded as that instance's run: this instance does not run it,
+     * and the catch-up that instance's claim found runs here.
+     */
+    @Test
+    void aTickFiredAsAnotherInstanceRunsThereNotHere() {
+        Instant first = Instant.parse("2032-05-01T02:00:00Z");
+        assertThat(ticks.fireAs("replica-2", "kit:elsewhere", first)).isEqualTo(RunOutcome.SUCCEEDED);
+        assertThat(ticks.fire("kit:elsewhere", first)).as("claimed by replica-2: not run here").isNull();
+        assertThat(Elsewhere.runs).isZero();
+
+        // replica-2 fires the third night after two were missed: the catch-up runs here, once it ended
+        Instant third = first.plusSeconds(3 * 86_400);
+        assertThat(ticks.fireAs("replica-2", "kit:elsewhere", third)).isEqualTo(RunOutcome.SUCCEEDED);
+        assertThat(locks.jobs().history("kit:elsewhere", 10))
+                .extracting(JobRun::kind, JobRun::tick, JobRun::outcome, run -> run.instance().equals("replica-2"))
+                .containsExactlyInAnyOrder(tuple(RunKind.SCHEDULED, first, RunOutcome.SUCCEEDED, true),
+                        tuple(RunKind.SCHEDULED, third, RunOutcome.SUCCEEDED, true),
+                        tuple(RunKind.CATCH_UP, first.plusSeconds(2 * 86_400), RunOutcome.SUCCEEDED, false));
+        assertThat(Elsewhere.runs).isEqualTo(1);
+        assertThat(locks.jobs().job("kit:elsewhere")).hasValueSatisfying(
+                job -> assertThat(job.lastSuccess()).as("the fleet's last success").isNotNull());
+
+        assertThatThrownBy(() -> ticks.fireAs(" ", "kit:elsewhere", third)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("other instance");
+    }
+
     @Test
     void aJobThatIsNoneIsRefused() {
         assertThatThrownBy(() -> ticks.fire("kit:none", Instant.now())).isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("kit:report");
+    }
+
+    @ApplicationScoped
+    public static class Elsewhere {
+        static volatile int runs;
+
+        @Scheduled(cron = "0 0 2 * * ? 2032", timeZone = "UTC")
+        @Locked(value = "kit:elsewhere", onBusy = OnBusy.SKIP)
+        void run(ScheduledExecution execution) {
+            runs++;
+        }
     }
 
     @ApplicationScoped
