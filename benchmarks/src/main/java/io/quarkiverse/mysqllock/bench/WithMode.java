@@ -59,6 +59,11 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
     }
 
     @Override
+    public Duration shutdownWait() {
+        return config.shutdownWait();
+    }
+
+    @Override
     public Duration defaultWait() {
         return config.defaultWait();
     }

@@ -23,6 +23,7 @@ import io.quarkiverse.mysqllock.runtime.MySqlLockBuildTimeConfig;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.MySqlLockManagerFactory;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRecorder;
+import io.quarkiverse.mysqllock.runtime.ShutdownWait;
 import io.quarkiverse.mysqllock.runtime.engine.HoldLeaks;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockHealthCheck;
 import io.quarkiverse.mysqllock.runtime.health.MySqlLockJobsHealthCheck;
@@ -35,6 +36,7 @@ import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
 import io.quarkus.arc.SyntheticCreationalContext;
+import io.quarkus.arc.deployment.AdditionalBeanBuildItem;
 import io.quarkus.arc.deployment.SyntheticBeanBuildItem;
 import io.quarkus.arc.deployment.UnremovableBeanBuildItem;
 import io.quarkus.deployment.Capabilities;
@@ -61,6 +63,12 @@ class MySqlLockProcessor {
     @BuildStep
     FeatureBuildItem feature() {
         return new FeatureBuildItem(FEATURE);
+    }
+
+    /** The wait for work in progress at the start of the shutdown, before its locks end with the datasources. */
+    @BuildStep
+    AdditionalBeanBuildItem shutdownWait() {
+        return AdditionalBeanBuildItem.unremovableOf(ShutdownWait.class);
     }
 
     /** Ignored unless quarkus-smallrye-health is present. */

@@ -209,6 +209,12 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
         return all.admin();
     }
 
+    /** The application's: it shuts down once, whatever datasource its locks are on. */
+    @Override
+    public Duration shutdownWait() {
+        return all.shutdownWait();
+    }
+
     /** The application's: the history of every datasource's jobs is kept alike. */
     @Override
     public JobHistory jobHistory() {

@@ -30,6 +30,7 @@ import io.quarkiverse.mysqllock.runtime.coordination.Coordination;
 import io.quarkiverse.mysqllock.runtime.coordination.TermConfirmation;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.HeldAtShutdown;
 import io.quarkiverse.mysqllock.runtime.engine.InterruptingHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
@@ -68,6 +69,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final Executor worker;
     private final DatabaseRecords records;
     private final LateReleases lateReleases = new LateReleases();
+    /** How long the shutdown waits for work in progress to release its locks; none until the config says. */
+    private volatile Duration shutdownWait = Duration.ZERO;
+    private final java.util.concurrent.atomic.AtomicBoolean waitedForWork = new java.util.concurrent.atomic.AtomicBoolean();
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
     private final Duration defaultWait;
@@ -421,10 +425,29 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return inner instanceof SelectingEngine selecting ? selecting.engine() : inner;
     }
 
+    /** How long the shutdown waits for the locks work in progress still holds ({@code shutdown-wait}). */
+    void waitAtShutdown(Duration wait) {
+        this.shutdownWait = wait;
+    }
+
+    /**
+     * At the start of the application's shutdown ({@link ShutdownWait}), before Quarkus ends the datasources and the
+     * worker threads that run the work: ends leader roles and the holds kept only by their {@code atLeastFor}, then
+     * waits, once, up to {@code shutdown-wait}, for work in progress to release the locks it holds
+     * ({@link HeldAtShutdown}).
+     */
+    public void awaitWorkInProgress() {
+        if (waitedForWork.compareAndSet(false, true)) {
+            coordination.close();
+            lateReleases.releaseAll();
+            HeldAtShutdown.awaitReleased(engine, shutdownWait);
+        }
+    }
+
+    /** Ends what is left held once work in progress had its time ({@link #awaitWorkInProgress}), telling its holders. */
     @Override
     public void close() {
-        coordination.close();
-        lateReleases.releaseAll();
+        awaitWorkInProgress();
         engine.close();
     }
 }

@@ -117,6 +117,10 @@ public final class MySqlLockManagerFactory {
             boolean inMemory) {
         LockMetrics metrics = GuardedMetrics.of(reported);
         config.longHoldWarning().ifPresent(threshold -> requirePositive(key(config, "long-hold-warning"), threshold));
+        if (config.shutdownWait().isNegative()) {
+            throw new ConfigurationException("quarkus.mysql-lock.shutdown-wait is " + config.shutdownWait()
+                    + ": 0s (release every lock at once) or longer");
+        }
         HistoryRetention retention;
         try {
             retention = new HistoryRetention(config.jobHistory().keepRuns(), config.jobHistory().keepFor());
@@ -125,6 +129,7 @@ public final class MySqlLockManagerFactory {
         }
         MySqlLockManager manager = build(dataSource, dataSourceName, config, transactions, metrics, spans, inMemory);
         manager.retainJobHistory(retention);
+        manager.waitAtShutdown(config.shutdownWait());
         manager.measure(metrics);
         config.longHoldWarning().ifPresent(manager::warnOfHoldsLongerThan);
         return manager;

@@ -98,6 +98,17 @@ public interface MySqlLockRuntimeConfig {
      */
     Optional<Duration> longHoldWarning();
 
+    /**
+     * How long the application's shutdown waits for the locks still held by work in progress (a running
+     * {@code @Locked} method or scheduled job, a {@code withLock} body, a handle not released yet) to be released by
+     * their holders, before it releases them and tells their holders ({@code onLost}, reason {@code SHUTDOWN}).
+     * Quarkus ends its beans before its worker threads: a lock released at once could be taken by another instance
+     * while this one's work still runs. Leader roles, and locks kept only by their {@code atLeastFor}, end at once.
+     * {@code 0s}: release every lock at once.
+     */
+    @WithDefault("30s")
+    Duration shutdownWait();
+
     /** The NAMED engine. */
     @ConfigDocSection
     Named named();
