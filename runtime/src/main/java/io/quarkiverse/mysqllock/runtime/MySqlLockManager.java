@@ -432,22 +432,24 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /**
      * At the start of the application's shutdown ({@link ShutdownWait}), before Quarkus ends the datasources and the
-     * worker threads that run the work: ends leader roles and the holds kept only by their {@code atLeastFor}, then
-     * waits, once, up to {@code shutdown-wait}, for work in progress to release the locks it holds
-     * ({@link HeldAtShutdown}).
+     * worker threads that run the work: no run of a scheduled job starts here any more, leader roles and the holds kept
+     * only by their {@code atLeastFor} end, then it waits, once, until {@code shutdown-wait} after {@code sinceNanos},
+     * for work in progress to release the locks it holds ({@link HeldAtShutdown}).
      */
-    public void awaitWorkInProgress() {
+    public void awaitWorkInProgress(long sinceNanos) {
         if (waitedForWork.compareAndSet(false, true)) {
+            jobs.stop();
             coordination.close();
             lateReleases.releaseAll();
-            HeldAtShutdown.awaitReleased(engine, shutdownWait);
+            long left = shutdownWait.toNanos() - (System.nanoTime() - sinceNanos);
+            HeldAtShutdown.awaitReleased(engine, Duration.ofNanos(Math.max(0, left)));
         }
     }
 
     /** Ends what is left held once work in progress had its time ({@link #awaitWorkInProgress}), telling its holders. */
     @Override
     public void close() {
-        awaitWorkInProgress();
+        awaitWorkInProgress(System.nanoTime());
         engine.close();
     }
 }

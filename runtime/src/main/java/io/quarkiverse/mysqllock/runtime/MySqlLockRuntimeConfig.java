@@ -104,9 +104,10 @@ public interface MySqlLockRuntimeConfig {
      * their holders, before it releases them and tells their holders ({@code onLost}, reason {@code SHUTDOWN}).
      * Quarkus ends its beans before its worker threads: a lock released at once could be taken by another instance
      * while this one's work still runs. Leader roles, and locks kept only by their {@code atLeastFor}, end at once.
-     * {@code 0s}: release every lock at once.
+     * No run of a scheduled job starts meanwhile. Keep it below the grace period of whatever stops the process
+     * (Kubernetes: 30 s by default). {@code 0s}: release every lock at once.
      */
-    @WithDefault("30s")
+    @WithDefault("20s")
     Duration shutdownWait();
 
     /** The NAMED engine. */

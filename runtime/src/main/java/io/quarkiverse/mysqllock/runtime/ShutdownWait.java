@@ -20,6 +20,7 @@ public class ShutdownWait {
     static final int LATE = Integer.MAX_VALUE - 1000;
 
     void awaitWorkInProgress(@Observes @Priority(LATE) ShutdownEvent event) {
-        MySqlLockManagerFactory.created().parallelStream().forEach(MySqlLockManager::awaitWorkInProgress);
+        long since = System.nanoTime(); // one wait for all of them: the managers' waits overlap
+        MySqlLockManagerFactory.created().forEach(manager -> manager.awaitWorkInProgress(since));
     }
 }

@@ -69,7 +69,7 @@ public final class JobClaims {
         this.worker = worker;
         this.ours = ours;
         this.silences = new JobSilences(() -> store("(jobs)"), ours, worker);
-        this.queues = new QueuedRuns(catchUps, worker);
+        this.queues = new QueuedRuns(catchUps, worker, engine);
     }
 
     /** Where the runs of jobs, and their silences, are measured. */
@@ -105,6 +105,10 @@ public final class JobClaims {
             Supplier<ControlledHandle> lock) {
         JobStore store = store(name);
         tick.take(); // from here on, every way out tells it
+        if (queues.stopping()) {
+            tick.told(null); // shutting down: the tick is left to the fleet
+            return null;
+        }
         if (measured.add(name)) {
             metrics.jobSilence(name, () -> silences.cached(name));
         }
@@ -213,17 +217,26 @@ public final class JobClaims {
     }
 
     /**
-     * A claimed tick that found the job's lock busy, of a job that queues one run: queued, recorded, and its queued run
-     * launched. False when it is not queued.
+     * A claimed tick that found the job's lock busy, of a job that queues one run: queued and recorded, and watched
+     * until a run takes it ({@link QueuedRuns}). A queue that could not be written is recorded as a busy skip, the claim
+     * kept. False when the job does not queue.
      */
     private boolean queued(JobStore store, String name, String serverName, JobTick tick, JobClaim claim) {
-        JobTick run = queues.queue(store, name, serverName, tick, claim);
-        if (run == null) {
+        if (!tick.queuesOne() || claim == null) {
             return false;
         }
-        skipped(store, name, serverName, tick, RunOutcome.QUEUED, null);
-        queues.launch(name, run);
+        RuntimeException failed = queues.queue(store, name, serverName, tick);
+        skipped(store, name, serverName, tick, failed == null ? RunOutcome.QUEUED : RunOutcome.SKIPPED_BUSY, failed);
+        queues.watch(store, name, serverName, tick);
         return true;
+    }
+
+    /**
+     * The application shuts down: no run of a job starts here any more (a tick is left to the fleet), so that the wait
+     * for work in progress ends ({@code shutdown-wait}).
+     */
+    public void stop() {
+        queues.stop();
     }
 
     /**

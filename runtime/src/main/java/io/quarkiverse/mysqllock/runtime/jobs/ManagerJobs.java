@@ -85,6 +85,11 @@ public final class ManagerJobs {
                 () -> lock.apply(waiting));
     }
 
+    /** The application shuts down: no run of a job starts here any more ({@link JobClaims#stop}). */
+    public void stop() {
+        claims.stop();
+    }
+
     /** The fleet's jobs, read and changed from this manager. */
     public FleetJobs view() {
         return claims.view(serverNames, tickRows, () -> checkBlockingAllowed.accept("jobs() (reading the jobs tables)"),

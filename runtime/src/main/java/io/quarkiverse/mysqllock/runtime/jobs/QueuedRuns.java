@@ -1,58 +1,136 @@
 package io.quarkiverse.mysqllock.runtime.jobs;
 
 import java.time.Instant;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.table.JobClaim;
+import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
+import io.quarkiverse.mysqllock.runtime.engine.LockName;
 
 /**
  * The queued runs of the jobs that queue one ({@code overlap=queue-one}). A tick that fires while a run of its job
  * lasts, anywhere in the fleet, is queued in the jobs table ({@link JobStore#queue}). The run that lasted looks for it
- * once it ended and released its lock, and launches one run for it. The tick that queued it launches one too, at once,
- * in case that run ended between the tick's wait and its queue. A queued run waits for no lock: whoever holds it is a
- * run of the job, which looks for the queued tick once it ended, or a newer tick's run, which makes it no longer due.
- * Of two queued runs, the one that takes the tick with the lock held ({@link JobStore#takeQueued}) runs it.
+ * once it ended and released its lock, and launches one run for it. The instance that queued it watches it too: it
+ * tries at once, in case that run ended between the tick's wait and its queue, then again, less and less often, while
+ * the lock stays held, until a run took the tick or a newer claim passed it. So a queued tick runs even when the run
+ * that held the lock could not look (its instance died or is stopping, it runs a version that does not queue, its
+ * release ended later on another thread). A queued run waits for no lock: whoever holds it is watched. Of two queued
+ * runs, the one that takes the tick with the lock held ({@link JobStore#takeQueued}) runs it.
  */
 final class QueuedRuns {
 
     private static final Logger LOG = Logger.getLogger(QueuedRuns.class);
+    /** The second look of the instance that queued a tick; each later one waits twice as long, up to the last. */
+    static final long FIRST_WATCH_MILLIS = 1_000;
+    static final long LAST_WATCH_MILLIS = 30_000;
 
     private final CatchUps launches;
     private final Executor worker;
+    private final Supplier<LockEngine> engine;
+    /** The jobs whose queued tick this instance watches, by their names on the server: one watch per job. */
+    private final Set<String> watched = ConcurrentHashMap.newKeySet();
+    private volatile boolean stopping;
 
-    QueuedRuns(CatchUps launches, Executor worker) {
+    QueuedRuns(CatchUps launches, Executor worker, Supplier<LockEngine> engine) {
         this.launches = launches;
         this.worker = worker;
+        this.engine = engine;
+    }
+
+    /** The application shuts down: no queued run is launched any more, and the watches end. */
+    void stop() {
+        stopping = true;
+    }
+
+    boolean stopping() {
+        return stopping;
     }
 
     /**
-     * Queues a claimed tick that found the job's lock busy: the run to launch once the tick is recorded
-     * ({@link #launch}), or null when it is not queued (the job does not queue, the tick is no claimed one, or the
-     * queue could not be written: then it is skipped as any busy tick).
+     * Queues a claimed tick that found the job's lock busy: null once written; else why not. The claim is kept either
+     * way: a write whose answer was lost may have queued it, and a tick given back could then run twice.
      */
-    JobTick queue(JobStore store, String name, String serverName, JobTick tick, JobClaim claim) {
-        if (!tick.queuesOne() || claim == null) {
-            return null;
-        }
+    RuntimeException queue(JobStore store, String name, String serverName, JobTick tick) {
         try {
             store.queue(name, serverName, tick.tick());
-        } catch (RuntimeException e) {
-            LOG.warnf("Tick %s of job '%s' fired while a run lasted, and could not be queued: it is skipped. %s",
-                    Instant.ofEpochMilli(tick.tick()), name, e.getMessage());
             return null;
+        } catch (RuntimeException e) {
+            LOG.warnf("Tick %s of job '%s' fired while a run lasted, and could not be queued: %s",
+                    Instant.ofEpochMilli(tick.tick()), name, e.getMessage());
+            return e;
         }
-        JobTick run = JobTick.queued();
-        tick.followedBy(run);
-        return run;
+    }
+
+    /**
+     * Watches the job's queued tick from this instance, the one that queued {@code tick}: a queued run at once, then
+     * looks while the lock stays held, until the tick is taken or passed. Whoever waits for {@code tick} waits for the
+     * first try.
+     */
+    void watch(JobStore store, String name, String serverName, JobTick tick) {
+        JobTick first = JobTick.queued();
+        tick.followedBy(first);
+        if (stopping || !watched.add(serverName)) {
+            first.outcome().complete(null); // watched already: that watch runs it
+            return;
+        }
+        look(store, name, serverName, first, 0);
+    }
+
+    /**
+     * One look of a watch, after {@code delayMillis}: the lock still held, another look later; the tick no longer due,
+     * the watch ends; else a queued run, whose outcome says whether to look again (its lock was busy).
+     */
+    private void look(JobStore store, String name, String serverName, JobTick run, long delayMillis) {
+        run.outcome().whenComplete((how, failure) -> {
+            if (!stopping && (how == RunOutcome.SKIPPED_BUSY || how == RunOutcome.NOT_ACQUIRED)) {
+                long next = Math.min(LAST_WATCH_MILLIS, Math.max(FIRST_WATCH_MILLIS, 2 * delayMillis));
+                look(store, name, serverName, JobTick.queued(), next);
+            } else {
+                watched.remove(serverName);
+            }
+        });
+        if (delayMillis == 0) {
+            launch(name, run); // at once: the run that held the lock may have ended before the tick was queued
+            return;
+        }
+        Runnable look = () -> {
+            try {
+                if (stopping) {
+                    run.outcome().complete(null);
+                } else if (engine.get().isLocked(new LockName(name, serverName))) {
+                    run.outcome().complete(RunOutcome.SKIPPED_BUSY); // still held: that run lasts, look again later
+                } else if (store.queued(name, serverName) == 0) {
+                    run.outcome().complete(null); // taken, or passed by a newer claim
+                } else {
+                    launch(name, run);
+                }
+            } catch (RuntimeException e) {
+                LOG.debugf("Job '%s' could not look for its queued run (again later): %s", name, e);
+                run.outcome().complete(RunOutcome.NOT_ACQUIRED);
+            }
+        };
+        try {
+            CompletableFuture.delayedExecutor(delayMillis, TimeUnit.MILLISECONDS, worker).execute(look);
+        } catch (RejectedExecutionException e) {
+            run.outcome().complete(null); // shutting down
+        }
     }
 
     /** Launches a queued run (on a worker thread). */
-    void launch(String name, JobTick run) {
+    private void launch(String name, JobTick run) {
+        if (stopping) {
+            run.outcome().complete(null);
+            return;
+        }
         launches.launch(name, run);
     }
 
@@ -72,7 +150,7 @@ final class QueuedRuns {
         } catch (RuntimeException e) {
             handle.release();
             LOG.debugf("A queued run of job '%s' could not take its tick: %s", name, e);
-            tick.told(RunOutcome.NOT_ACQUIRED); // the run that holds the lock next looks for it again
+            tick.told(RunOutcome.NOT_ACQUIRED); // a watch looks again
             throw e;
         }
         tick.caughtUp(queued);
@@ -91,10 +169,10 @@ final class QueuedRuns {
                 worker.execute(() -> {
                     long queued;
                     try {
-                        queued = store.queued(name, serverName);
+                        queued = stopping ? 0 : store.queued(name, serverName);
                     } catch (RuntimeException e) {
-                        LOG.warnf("Job '%s' could not look for a run queued while it ran (the next run looks): %s",
-                                name, e.getMessage());
+                        LOG.debugf("Job '%s' could not look for a run queued while it ran (its watch does): %s", name,
+                                e.getMessage());
                         queued = 0;
                     }
                     if (queued == 0) {

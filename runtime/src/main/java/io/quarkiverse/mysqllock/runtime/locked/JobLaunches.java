@@ -97,14 +97,23 @@ public class JobLaunches implements JobLauncher {
         return job.kind != ReturnKind.SUSPEND && job.kind != ReturnKind.SUSPEND_UNIT && method(job) != null;
     }
 
-    /** The job's method, if it takes its {@code ScheduledExecution} and nothing else; else null. */
+    /**
+     * The job's method, if it takes its {@code ScheduledExecution} and nothing else; else null. Found once, with the
+     * application's class loader as the start (or the first run-now) sees it, and kept: a queued run's watch asks from
+     * a pool whose threads may not have that class loader.
+     */
     private static Method method(LockedMethod job) {
+        Method found = job.launchMethod;
+        if (found != null) {
+            return found;
+        }
         try {
             Class<?> declaring = Class.forName(job.key.substring(0, job.key.indexOf('#')), false,
                     Thread.currentThread().getContextClassLoader());
             Method method = declaring.getDeclaredMethod(job.key.substring(job.key.indexOf('#') + 1),
                     io.quarkus.scheduler.ScheduledExecution.class);
             method.setAccessible(true);
+            job.launchMethod = method;
             return method;
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;

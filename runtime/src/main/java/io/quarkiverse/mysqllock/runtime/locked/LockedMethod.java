@@ -52,6 +52,8 @@ public final class LockedMethod {
     private volatile CatchUp catchUp;
     /** Whether a tick that fires while a run lasts queues one run ({@code overlap=queue-one}), set at start. */
     private volatile boolean queueOne;
+    /** Its method, once {@link JobLaunches} found it (it runs outside its schedule); null before. */
+    volatile java.lang.reflect.Method launchMethod;
 
     /** A cron schedule as written: its expression and time zone (empty for the system's). */
     public record Cron(String expression, String timeZone) {

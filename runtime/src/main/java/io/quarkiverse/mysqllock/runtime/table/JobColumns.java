@@ -32,8 +32,19 @@ final class JobColumns {
      */
     static int executeUpdate(PreparedStatement statement, Connection connection, String table, String ddl)
             throws SQLException {
+        return described(statement::executeUpdate, connection, table, ddl);
+    }
+
+    /** A statement's work on the jobs table. */
+    @FunctionalInterface
+    interface Work<T> {
+        T run() throws SQLException;
+    }
+
+    /** What {@code work} returns; where it names a column {@code table} lacks, as {@link #executeUpdate}. */
+    static <T> T described(Work<T> work, Connection connection, String table, String ddl) throws SQLException {
         try {
-            return statement.executeUpdate();
+            return work.run();
         } catch (SQLException e) {
             if (e.getErrorCode() != ER_BAD_FIELD_ERROR) {
                 throw e;
@@ -45,7 +56,8 @@ final class JobColumns {
             throw new SQLException("The jobs table '" + table + "' lacks columns this version needs (it was created by"
                     + " an earlier build of the extension): " + String.join(", ", missing.stream()
                             .map(definition -> definition.substring(0, definition.indexOf(' '))).toList())
-                    + ". No job runs until they are added as the shipped DDL (" + JobTable.DDL_RESOURCE + ") has them"
+                    + ". The jobs that need them do not run until they are added as the shipped DDL (" + JobTable.DDL_RESOURCE
+                    + ") has them"
                     + " (a migration that creates the table if it does not exist leaves it as it is): ALTER TABLE " + table
                     + " ADD COLUMN " + String.join(", ADD COLUMN ", missing), e.getSQLState(), e.getErrorCode(), e);
         }

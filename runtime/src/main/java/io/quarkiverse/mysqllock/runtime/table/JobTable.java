@@ -256,7 +256,7 @@ public final class JobTable {
                 + " SET queued_tick = GREATEST(queued_tick, ?) WHERE name = ?")) {
             statement.setLong(1, tick);
             statement.setString(2, serverName);
-            statement.executeUpdate();
+            JobColumns.executeUpdate(statement, connection, table, ddl);
         }
     }
 
@@ -268,9 +268,11 @@ public final class JobTable {
         try (PreparedStatement statement = connection.prepareStatement("SELECT queued_tick FROM " + table
                 + " WHERE name = ? AND queued_tick > 0 AND queued_tick >= latest_tick AND UPPER(state) = 'ACTIVE'")) {
             statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() ? rs.getLong(1) : 0;
-            }
+            return JobColumns.described(() -> {
+                try (ResultSet rs = statement.executeQuery()) {
+                    return rs.next() ? rs.getLong(1) : 0L;
+                }
+            }, connection, table, ddl);
         }
     }
 
@@ -285,7 +287,7 @@ public final class JobTable {
                 + " AND UPPER(state) = 'ACTIVE'")) {
             statement.setString(1, serverName);
             statement.setLong(2, tick);
-            return statement.executeUpdate() == 1;
+            return JobColumns.executeUpdate(statement, connection, table, ddl) == 1;
         }
     }
 
