@@ -69,9 +69,8 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final Executor worker;
     private final DatabaseRecords records;
     private final LateReleases lateReleases = new LateReleases();
-    /** How long the shutdown waits for work in progress to release its locks; none until the config says. */
-    private volatile Duration shutdownWait = Duration.ZERO;
-    private final java.util.concurrent.atomic.AtomicBoolean waitedForWork = new java.util.concurrent.atomic.AtomicBoolean();
+    /** The wait at shutdown for work in progress to release its locks. */
+    private final HeldAtShutdown shutdown = new HeldAtShutdown();
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
     private final Duration defaultWait;
@@ -427,7 +426,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** How long the shutdown waits for the locks work in progress still holds ({@code shutdown-wait}). */
     void waitAtShutdown(Duration wait) {
-        this.shutdownWait = wait;
+        shutdown.waitUpTo(wait);
     }
 
     /**
@@ -437,13 +436,11 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      * for work in progress to release the locks it holds ({@link HeldAtShutdown}).
      */
     public void awaitWorkInProgress(long sinceNanos) {
-        if (waitedForWork.compareAndSet(false, true)) {
+        shutdown.await(sinceNanos, () -> {
             jobs.stop();
             coordination.close();
             lateReleases.releaseAll();
-            long left = shutdownWait.toNanos() - (System.nanoTime() - sinceNanos);
-            HeldAtShutdown.awaitReleased(engine, Duration.ofNanos(Math.max(0, left)));
-        }
+        }, engine);
     }
 
     /** Ends what is left held once work in progress had its time ({@link #awaitWorkInProgress}), telling its holders. */

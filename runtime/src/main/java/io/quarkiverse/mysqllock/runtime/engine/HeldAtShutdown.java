@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.engine;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.jboss.logging.Logger;
 
@@ -21,7 +22,26 @@ public final class HeldAtShutdown {
     /** How often the locks still held are looked at: a look is a walk of this instance's own holds, in memory. */
     private static final long LOOK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-    private HeldAtShutdown() {
+    /** How long the shutdown waits ({@code shutdown-wait}); none until the config says. */
+    private volatile Duration wait = Duration.ZERO;
+    private final AtomicBoolean began = new AtomicBoolean();
+
+    /** How long the shutdown waits for work in progress to release its locks ({@code shutdown-wait}). */
+    public void waitUpTo(Duration wait) {
+        this.wait = wait;
+    }
+
+    /**
+     * Once, at the start of the shutdown: runs {@code first} (what ends at once, and what keeps new work from
+     * starting), then waits until {@code shutdown-wait} after {@code sinceNanos} for the engine's locks to be released.
+     * Later calls return at once.
+     */
+    public void await(long sinceNanos, Runnable first, LockEngine engine) {
+        if (began.compareAndSet(false, true)) {
+            first.run();
+            long left = wait.toNanos() - (System.nanoTime() - sinceNanos);
+            awaitReleased(engine, Duration.ofNanos(Math.max(0, left)));
+        }
     }
 
     /**
@@ -29,7 +49,7 @@ public final class HeldAtShutdown {
      *
      * @return the locks still held then
      */
-    public static List<LockInfo> awaitReleased(LockEngine engine, Duration wait) {
+    private static List<LockInfo> awaitReleased(LockEngine engine, Duration wait) {
         List<LockInfo> held = engine.held();
         if (held.isEmpty() || wait.isZero()) {
             return held;

@@ -152,11 +152,23 @@ public final class JobClaims {
             }
             return null;
         }
-        if (tick.kind() == RunKind.CATCH_UP && !caughtUp(store, name, serverName, tick, handle)) {
-            return null;
+        if (tick.kind() == RunKind.CATCH_UP) {
+            CatchUps.Taken taken = taken(name, tick, handle, () -> CatchUps.take(store, name, serverName,
+                    tick.catchUp()));
+            if (taken == null) {
+                return null;
+            }
+            tick.caughtUp(taken.tick());
+            if (taken.more()) {
+                catchUps.after(tick, name); // the next catch-up runs once this one ended
+            }
         }
-        if (tick.kind() == RunKind.QUEUED && !queues.taken(store, name, serverName, tick, handle)) {
-            return null;
+        if (tick.kind() == RunKind.QUEUED) {
+            Long queued = taken(name, tick, handle, () -> QueuedRuns.take(store, name, serverName));
+            if (queued == null) {
+                return null;
+            }
+            tick.caughtUp(queued);
         }
         if (claim != null || tick.kind() == RunKind.QUEUED) {
             // a queued tick too: during a rolling upgrade, an instance of a version before the jobs table may have run it
@@ -265,28 +277,25 @@ public final class JobClaims {
     }
 
     /**
-     * With the job's lock held, the tick a catch-up runs for, taken ({@link CatchUps#take}): false, the lock released,
-     * when it has none. When missed ticks are left after it, the next catch-up runs once it ended.
+     * With the job's lock held, the tick a catch-up or a queued run runs for, as {@code take} takes it
+     * ({@link CatchUps#take}, {@link QueuedRuns#take}): null, the lock released and the run told, when it has none. A
+     * take that fails releases the lock too, and is told as not acquired: the ticks stay for a later run.
      */
-    private boolean caughtUp(JobStore store, String name, String serverName, JobTick tick, ControlledHandle handle) {
-        CatchUps.Taken taken;
+    private <T> T taken(String name, JobTick tick, ControlledHandle handle, Supplier<T> take) {
+        T taken;
         try {
-            taken = CatchUps.take(store, name, serverName, tick.catchUp());
+            taken = take.get();
         } catch (RuntimeException e) {
             handle.release();
-            givenBack(store, name, serverName, tick, null, RunOutcome.NOT_ACQUIRED, e);
+            LOG.debugf("A %s run of job '%s' could not take its tick: %s", tick.kind(), name, e);
+            tick.told(RunOutcome.NOT_ACQUIRED);
             throw e;
         }
         if (taken == null) {
             handle.release();
             tick.told(null);
-            return false;
         }
-        tick.caughtUp(taken.tick());
-        if (taken.more()) {
-            catchUps.after(tick, name);
-        }
-        return true;
+        return taken;
     }
 
     /** Records a change made to a lock from outside (a forced release) in the audit trail. */

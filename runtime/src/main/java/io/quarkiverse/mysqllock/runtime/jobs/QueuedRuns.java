@@ -12,7 +12,6 @@ import java.util.function.Supplier;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.jobs.RunOutcome;
-import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 
@@ -135,26 +134,12 @@ final class QueuedRuns {
     }
 
     /**
-     * With the job's lock held, takes the queued tick a queued run runs for: false, the lock released and the run told,
-     * when none is due.
+     * With the job's lock held, takes the queued tick a queued run runs for, with a conditional write: of two queued
+     * runs, one takes it. Null when none is due.
      */
-    boolean taken(JobStore store, String name, String serverName, JobTick tick, ControlledHandle handle) {
-        long queued;
-        try {
-            queued = store.queued(name, serverName);
-            if (queued == 0 || !store.takeQueued(name, serverName, queued)) {
-                handle.release();
-                tick.told(null);
-                return false;
-            }
-        } catch (RuntimeException e) {
-            handle.release();
-            LOG.debugf("A queued run of job '%s' could not take its tick: %s", name, e);
-            tick.told(RunOutcome.NOT_ACQUIRED); // a watch looks again
-            throw e;
-        }
-        tick.caughtUp(queued);
-        return true;
+    static Long take(JobStore store, String name, String serverName) {
+        long queued = store.queued(name, serverName);
+        return queued != 0 && store.takeQueued(name, serverName, queued) ? queued : null;
     }
 
     /**

@@ -74,6 +74,11 @@ public final class MemoryJobs {
         /** The latest tick that fired while a run lasted, of a job that queues one run (0: none). */
         long queued;
 
+        /** Whether its queued tick is due, as the jobs table judges it: no newer claim since, and the job active. */
+        boolean queuedDue() {
+            return queued >= latest && state() == JobState.ACTIVE;
+        }
+
         Row(String job) {
             this.job = job;
         }
@@ -208,7 +213,7 @@ public final class MemoryJobs {
 
     /** The tick of a job's queued run while it is active ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#queued}). */
     public long queued(String serverName) {
-        return read(serverName, row -> row.state() == JobState.ACTIVE && row.queued >= row.latest ? row.queued : 0);
+        return read(serverName, row -> row.queuedDue() ? row.queued : 0);
     }
 
     /** Takes a job's queued run ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeQueued}). */
@@ -218,7 +223,7 @@ public final class MemoryJobs {
             return false;
         }
         synchronized (row) {
-            if (row.queued != tick || row.queued < row.latest || row.state() != JobState.ACTIVE) {
+            if (row.queued != tick || !row.queuedDue()) {
                 return false;
             }
             row.queued = 0;

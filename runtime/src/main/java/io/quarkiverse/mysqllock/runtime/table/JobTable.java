@@ -260,13 +260,16 @@ public final class JobTable {
         }
     }
 
+    /** A row whose queued tick is due: no newer tick claimed since it was queued, and the job active. */
+    private static final String QUEUED_DUE = "queued_tick >= latest_tick AND UPPER(state) = 'ACTIVE'";
+
     /**
      * The tick of a job's queued run ({@link #queue}) while the job is active; 0 for none. A tick claimed after the
      * queued one (it ran, was queued in turn, or was skipped while the job was paused) makes it no longer due.
      */
     public long queued(Connection connection, String serverName) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("SELECT queued_tick FROM " + table
-                + " WHERE name = ? AND queued_tick > 0 AND queued_tick >= latest_tick AND UPPER(state) = 'ACTIVE'")) {
+                + " WHERE name = ? AND queued_tick > 0 AND " + QUEUED_DUE)) {
             statement.setString(1, serverName);
             return JobColumns.described(() -> {
                 try (ResultSet rs = statement.executeQuery()) {
@@ -283,8 +286,7 @@ public final class JobTable {
      */
     public boolean takeQueued(Connection connection, String serverName, long tick) throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET queued_tick = 0 WHERE name = ? AND queued_tick = ? AND queued_tick >= latest_tick"
-                + " AND UPPER(state) = 'ACTIVE'")) {
+                + " SET queued_tick = 0 WHERE name = ? AND queued_tick = ? AND " + QUEUED_DUE)) {
             statement.setString(1, serverName);
             statement.setLong(2, tick);
             return JobColumns.executeUpdate(statement, connection, table, ddl) == 1;
