@@ -5,7 +5,8 @@
 -- fired_tick the latest tick claimed whether it ran or was given back (the lock busy), claim_seen what the latest claim
 -- found (read back through LAST_INSERT_ID). state is the job's state for the whole
 -- fleet: ACTIVE, PAUSED or DISABLED (a tick is claimed in every state, and runs only while ACTIVE). A job that catches
--- up keeps the ticks no instance ran, to catch up: those after catch_up_from up to catch_up_to (0: none). A job that
+-- up keeps the ticks no instance ran, to catch up: those after catch_up_from up to catch_up_to (0: none), and a
+-- next range apart from them (ticks ran between the two) in next_catch_up_from and next_catch_up_to. A job that
 -- queues one run keeps in queued_tick the latest tick that fired while a run lasted (0: none). The other
 -- columns keep what the fleet last saw of the job: its schedule, its next fire time, its last run, the last change of
 -- its state.
@@ -27,6 +28,8 @@ CREATE TABLE IF NOT EXISTS mysql_lock_job (
   claim_seen BIGINT NOT NULL DEFAULT 0,
   catch_up_from BIGINT NOT NULL DEFAULT 0,
   catch_up_to BIGINT NOT NULL DEFAULT 0,
+  next_catch_up_from BIGINT NOT NULL DEFAULT 0,
+  next_catch_up_to BIGINT NOT NULL DEFAULT 0,
   queued_tick BIGINT NOT NULL DEFAULT 0,
   schedule VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
   next_fire_at DATETIME(6) NULL,

@@ -60,6 +60,7 @@ abstract class MissedTicksContract {
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:disabled\".missed-ticks", "run-once")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:apart\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:busy\".missed-ticks", "run-all")
+                .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:third\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:pauselate\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:off\".missed-ticks", "run-once");
     }
@@ -209,22 +210,47 @@ abstract class MissedTicksContract {
 
     /**
      * A job paused in the middle of its catch-ups keeps the rest of them, and the ticks claimed while it is paused come
-     * after ticks that ran: the two are not merged into one range, which would run the ticks between them again.
+     * after ticks that ran: the two ranges are kept apart (merged, the range would run the ticks between them again),
+     * and both are caught up after the resume, each tick once, the older range first.
      */
     @Test
-    void missedTicksApartDoNotTakeTheTicksThatRanBetweenThem() {
+    void missedTicksApartAreEachCaughtUpWithoutTheTicksThatRanBetweenThem() {
         job.apart(Ticks.at(BASE));
         Job.pauseAt.put("catch:apart", BASE + HOUR); // its first catch-up pauses the job
         job.apart(Ticks.at(BASE + 4 * HOUR)); // missed 1, 2 and 3
         awaitCatchUps("catch:apart", 1);
-        job.apart(Ticks.at(BASE + 5 * HOUR)); // paused: to catch up
+        job.apart(Ticks.at(BASE + 5 * HOUR)); // paused: to catch up, after the 4th that ran
         locks.jobs().resume("catch:apart", "ops", null);
         job.apart(Ticks.at(BASE + 6 * HOUR));
-        LockApp.await("the catch-up of the paused tick", Duration.ofSeconds(60),
-                () -> caughtUp("catch:apart").stream().anyMatch(run -> run.tick().toEpochMilli() == BASE + 5 * HOUR
-                        && run.endedAt() != null));
-        assertThat(Job.runs("catch:apart")).as("no tick ran twice").doesNotHaveDuplicates()
-                .extracting(Run::tick).doesNotHaveDuplicates();
+        awaitCatchUps("catch:apart", 4);
+        assertThat(caughtUp("catch:apart")).extracting(run -> run.tick().toEpochMilli())
+                .containsExactly(BASE + HOUR, BASE + 2 * HOUR, BASE + 3 * HOUR, BASE + 5 * HOUR);
+        assertThat(Job.runs("catch:apart")).as("no tick ran twice").extracting(Run::tick).doesNotHaveDuplicates()
+                .hasSize(7);
+        assertThat(pending("catch:apart")).as("nothing left to catch up").isZero();
+    }
+
+    /**
+     * Two ranges are kept: a third range apart from both (the job paused again before the catch-ups ran) replaces the
+     * second, whose ticks go without their catch-up (its claimer warns); none runs twice.
+     */
+    @Test
+    void aThirdRangeApartReplacesTheSecond() {
+        job.third(Ticks.at(BASE));
+        Job.pauseAt.put("catch:third", BASE + HOUR); // its first catch-up pauses the job
+        job.third(Ticks.at(BASE + 3 * HOUR)); // missed 1 and 2
+        awaitCatchUps("catch:third", 1);
+        job.third(Ticks.at(BASE + 4 * HOUR)); // paused: the second range
+        Job.pauseAt.put("catch:third", BASE + 5 * HOUR); // the tick after the resume pauses the job again
+        locks.jobs().resume("catch:third", "ops", null);
+        job.third(Ticks.at(BASE + 5 * HOUR));
+        job.third(Ticks.at(BASE + 6 * HOUR)); // paused: a third range, which replaces the second
+        locks.jobs().resume("catch:third", "ops", null);
+        job.third(Ticks.at(BASE + 7 * HOUR));
+        awaitCatchUps("catch:third", 3);
+        assertThat(caughtUp("catch:third")).extracting(run -> run.tick().toEpochMilli())
+                .containsExactly(BASE + HOUR, BASE + 2 * HOUR, BASE + 6 * HOUR);
+        assertThat(Job.runs("catch:third")).extracting(Run::tick).doesNotHaveDuplicates();
     }
 
     /**
@@ -372,6 +398,15 @@ abstract class MissedTicksContract {
             ran("catch:apart", execution);
             if (pauseAt.remove("catch:apart", execution.getScheduledFireTime().toEpochMilli())) {
                 locks.jobs().pause("catch:apart", "ops", "in the middle of its catch-ups");
+            }
+        }
+
+        @Locked(value = "catch:third", onBusy = OnBusy.SKIP)
+        @Scheduled(every = "1h", delayed = "1h")
+        public void third(ScheduledExecution execution) {
+            ran("catch:third", execution);
+            if (pauseAt.remove("catch:third", execution.getScheduledFireTime().toEpochMilli())) {
+                locks.jobs().pause("catch:third", "ops", "after a run");
             }
         }
 

@@ -32,13 +32,14 @@ class JobTableColumnsTest {
         db.execute(jobs.ddl());
         // as the build before missed ticks created it
         db.execute("ALTER TABLE " + jobs.name() + " DROP COLUMN fired_tick, DROP COLUMN catch_up_from,"
-                + " DROP COLUMN catch_up_to, ADD COLUMN run_now_requested BIGINT NOT NULL DEFAULT 0");
+                + " DROP COLUMN catch_up_to, DROP COLUMN next_catch_up_from, DROP COLUMN next_catch_up_to,"
+                + " ADD COLUMN run_now_requested BIGINT NOT NULL DEFAULT 0");
         try (Connection connection = db.connect()) {
             jobs.seed(connection, "old:job", "old:job", "tick@old:job");
             assertThatThrownBy(() -> jobs.claim(connection, "old:job", 1_000, 0, 0, null))
                     .isInstanceOf(SQLException.class)
                     .hasMessageContaining("The jobs table '" + jobs.name() + "' lacks columns this version needs")
-                    .hasMessageContaining("fired_tick, catch_up_from, catch_up_to")
+                    .hasMessageContaining("fired_tick, catch_up_from, catch_up_to, next_catch_up_from, next_catch_up_to")
                     .hasMessageContaining("ALTER TABLE " + jobs.name() + " ADD COLUMN fired_tick BIGINT NOT NULL"
                             + " DEFAULT 0, ADD COLUMN catch_up_from BIGINT NOT NULL DEFAULT 0, ADD COLUMN catch_up_to"
                             + " BIGINT NOT NULL DEFAULT 0");

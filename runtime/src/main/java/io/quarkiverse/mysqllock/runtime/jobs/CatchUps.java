@@ -53,16 +53,25 @@ final class CatchUps {
             if (range == null) {
                 return null;
             }
-            long[] ticks = catchUp.ticks(range[0], range[1]);
-            boolean more = ticks.length > 1;
-            // what is left: the ticks after the one run now, up to the same last one; else none
-            if (store.takeCatchUp(name, serverName, range, more ? ticks[0] : 0, more ? range[1] : 0)) {
-                if (ticks.length == 0) {
+            // the pending range first (none: the next one comes up; an older version took the last of it)
+            long[] ticks = range[1] == 0 ? new long[0] : catchUp.ticks(range[0], range[1]);
+            boolean moreHere = ticks.length > 1;
+            boolean next = range[3] > 0;
+            // what is left: the ticks after the one run now, up to the same last one, then the next range; else the next
+            // range comes up
+            long[] left = moreHere ? new long[] { ticks[0], range[1], range[2], range[3] }
+                    : new long[] { range[2], range[3], 0, 0 };
+            if (store.takeCatchUp(name, serverName, range, left)) {
+                if (ticks.length > 0) {
+                    return new Taken(ticks[0], moreHere || next);
+                }
+                if (range[1] > 0) {
                     LOG.debugf("Job '%s' has no missed tick within %s of %s to catch up", name, catchUp.window(),
                             Instant.ofEpochMilli(range[1]));
+                }
+                if (!next) {
                     return null;
                 }
-                return new Taken(ticks[0], more);
             }
         }
         LOG.warnf("The missed ticks of job '%s' changed %d times while they were taken: the next run's instance catches"

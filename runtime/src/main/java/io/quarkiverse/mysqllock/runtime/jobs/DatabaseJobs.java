@@ -97,9 +97,9 @@ public final class DatabaseJobs implements JobStore {
     }
 
     @Override
-    public boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo) {
+    public boolean takeCatchUp(String name, String serverName, long[] range, long[] left) {
         return statements(name, "The missed ticks of '" + name + "' could not be taken to catch up",
-                raw -> jobs.takeCatchUp(raw, serverName, range, after, upTo));
+                raw -> jobs.takeCatchUp(raw, serverName, range, left));
     }
 
     @Override

@@ -120,8 +120,9 @@ public final class JobClaims {
             return null;
         }
         if (claim != null && claim.replacedPending()) {
-            LOG.warnf("Job '%s' missed ticks again (or was paused) before the catch-up of its earlier missed ticks ran,"
-                    + " and ticks ran between them: the newer ones are caught up, the earlier ones are not", name);
+            LOG.warnf("Job '%s' missed ticks a third time (or was paused) before the catch-ups of its two earlier ranges"
+                    + " of missed ticks ended, with ticks run between them: the newest ones replace the second range,"
+                    + " whose ticks are not caught up", name);
         }
         if (claim != null && claim.kind() == JobClaim.Kind.PAUSED) {
             skipped(store, name, serverName, tick, RunOutcome.SKIPPED_PAUSED, null);

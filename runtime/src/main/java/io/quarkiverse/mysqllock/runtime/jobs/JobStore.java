@@ -37,15 +37,16 @@ interface JobStore {
     /**
      * A job's missed ticks to catch up while it is active
      * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#catchUpRange}):
-     * {@code {after, upTo}}, or null for none.
+     * {@code {after, upTo, nextAfter, nextUpTo}}: the pending range (the ticks after the first up to the second), and
+     * the next one, apart from it (0, 0: none); null for none at all.
      */
     long[] catchUpRange(String name, String serverName);
 
     /**
-     * Takes a job's missed ticks as {@link #catchUpRange} read them, unless they changed since: those after
-     * {@code after} up to {@code upTo} left for later (both 0: none). Whether this call took them.
+     * Takes a job's missed ticks as {@link #catchUpRange} read them, unless they changed since: {@code left}, in the
+     * same form, is what is left for later. Whether this call took them.
      */
-    boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo);
+    boolean takeCatchUp(String name, String serverName, long[] range, long[] left);
 
     /**
      * Queues one run of a job: {@code tick} fired while a run lasted

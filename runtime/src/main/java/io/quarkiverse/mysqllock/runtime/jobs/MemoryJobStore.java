@@ -48,8 +48,8 @@ final class MemoryJobStore implements JobStore {
     }
 
     @Override
-    public boolean takeCatchUp(String name, String serverName, long[] range, long after, long upTo) {
-        return jobs.takeCatchUp(serverName, range, after, upTo);
+    public boolean takeCatchUp(String name, String serverName, long[] range, long[] left) {
+        return jobs.takeCatchUp(serverName, range, left);
     }
 
     @Override

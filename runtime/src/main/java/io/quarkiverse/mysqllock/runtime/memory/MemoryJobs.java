@@ -71,6 +71,9 @@ public final class MemoryJobs {
         /** The missed ticks to catch up: those after the first up to the second (0: none). */
         long catchUpFrom;
         long catchUpTo;
+        /** The next range of missed ticks, apart from the pending one (ticks ran between them): the same (0: none). */
+        long nextCatchUpFrom;
+        long nextCatchUpTo;
         /** The latest tick that fired while a run lasted, of a job that queues one run (0: none). */
         long queued;
 
@@ -103,11 +106,20 @@ public final class MemoryJobs {
             JobState state = row.state();
             boolean gap = state != JobState.DISABLED && JobClaim.isGap(tick, previous, row.fired, missedBefore);
             boolean paused = missedBefore > 0 && tick > previous && state == JobState.PAUSED;
-            boolean pending = state == JobState.ACTIVE && missedBefore > 0 && (row.catchUpTo > 0 || gap);
-            boolean replaced = (gap || paused) && row.catchUpTo > 0 && row.catchUpTo < previous;
-            if (gap || paused) {
-                if (row.catchUpTo == 0 || replaced) {
-                    row.catchUpFrom = gap ? Math.max(previous, row.fired) : previous;
+            boolean pending = state == JobState.ACTIVE && missedBefore > 0
+                    && (row.catchUpTo > 0 || row.nextCatchUpTo > 0 || gap);
+            // as the jobs table: a range apart from the pending one (ticks ran after it) is the next range
+            boolean apart = (gap || paused) && row.catchUpTo > 0 && row.catchUpTo < previous;
+            boolean replaced = apart && row.nextCatchUpTo > 0 && row.nextCatchUpTo < previous;
+            long from = gap ? Math.max(previous, row.fired) : previous;
+            if (apart) {
+                if (row.nextCatchUpTo == 0 || replaced) {
+                    row.nextCatchUpFrom = from;
+                }
+                row.nextCatchUpTo = paused ? tick : tick - 1;
+            } else if (gap || paused) {
+                if (row.catchUpTo == 0) {
+                    row.catchUpFrom = from;
                 }
                 row.catchUpTo = paused ? tick : tick - 1;
             }
@@ -160,7 +172,8 @@ public final class MemoryJobs {
             return null;
         }
         synchronized (row) {
-            return row.catchUpTo > 0 && row.state() == JobState.ACTIVE ? new long[] { row.catchUpFrom, row.catchUpTo }
+            return (row.catchUpTo > 0 || row.nextCatchUpTo > 0) && row.state() == JobState.ACTIVE
+                    ? new long[] { row.catchUpFrom, row.catchUpTo, row.nextCatchUpFrom, row.nextCatchUpTo }
                     : null;
         }
     }
@@ -186,17 +199,20 @@ public final class MemoryJobs {
     }
 
     /** Takes a job's missed ticks ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeCatchUp}). */
-    public boolean takeCatchUp(String serverName, long[] range, long after, long upTo) {
+    public boolean takeCatchUp(String serverName, long[] range, long[] left) {
         Row row = rows.get(serverName);
         if (row == null) {
             return false;
         }
         synchronized (row) {
-            if (row.catchUpFrom != range[0] || row.catchUpTo != range[1] || row.state() != JobState.ACTIVE) {
+            if (row.catchUpFrom != range[0] || row.catchUpTo != range[1] || row.nextCatchUpFrom != range[2]
+                    || row.nextCatchUpTo != range[3] || row.state() != JobState.ACTIVE) {
                 return false;
             }
-            row.catchUpFrom = after;
-            row.catchUpTo = upTo;
+            row.catchUpFrom = left[0];
+            row.catchUpTo = left[1];
+            row.nextCatchUpFrom = left[2];
+            row.nextCatchUpTo = left[3];
             return true;
         }
     }
@@ -317,6 +333,8 @@ public final class MemoryJobs {
                 if (change.to() == JobState.DISABLED) {
                     row.catchUpFrom = 0; // not caught up, as the database's jobs table does
                     row.catchUpTo = 0;
+                    row.nextCatchUpFrom = 0;
+                    row.nextCatchUpTo = 0;
                 }
                 changes.add(new Change(serverName, new JobChange(job, action, change.from(), change.to(), by, why,
                         instance, Instant.now())));

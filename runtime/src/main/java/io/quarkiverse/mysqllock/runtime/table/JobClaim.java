@@ -11,7 +11,7 @@ package io.quarkiverse.mysqllock.runtime.table;
  *        of the ticks before it may be claimed late any more
  * @param catchUpPending whether the job, active, has missed ticks to catch up (found now or before)
  * @param replacedPending whether the missed ticks this claim recorded replaced others still waiting for their catch-up
- *        (with ticks that ran between them: one range is kept per job), which then go without it
+ *        (a third range apart from the two kept per job, with ticks that ran between them), which then go without it
  */
 public record JobClaim(Kind kind, long previousLatest, boolean gap, boolean catchUpPending, boolean replacedPending) {
 

@@ -75,20 +75,28 @@ public final class JobTable {
         String gap = "(latest_tick > 0 AND :tick > latest_tick AND :missedBefore > " + fired
                 + " AND UPPER(state) IN ('ACTIVE', 'PAUSED'))";
         String paused = "(:missedBefore > 0 AND :tick > latest_tick AND UPPER(state) = 'PAUSED')";
-        String pending = "(UPPER(state) = 'ACTIVE' AND :missedBefore > 0 AND (catch_up_to > 0 OR " + gap + "))";
-        // One range of missed ticks per job: new ones extend a pending range that ends at the latest tick that ran
-        // (the ticks of a pause); where ticks ran after a pending range, the new ones replace it (merged, the range
-        // would take the ticks that ran between them: they would run twice). The claim says so, and its claimer warns.
-        // The ticks recorded are settled: none of them is claimed late besides.
+        String pending = "(UPPER(state) = 'ACTIVE' AND :missedBefore > 0 AND (catch_up_to > 0 OR next_catch_up_to > 0"
+                + " OR " + gap + "))";
+        // Two ranges of missed ticks per job: new ones extend a pending range that ends at the latest tick that ran (the
+        // ticks of a pause); where ticks ran after the pending range, they are the next range, kept apart (merged, the
+        // range would take the ticks that ran between them: they would run twice), and caught up after it. A third
+        // range apart from both replaces the next one: the claim says so, and its claimer warns. The ticks recorded are
+        // settled: none of them is claimed late besides.
         String recorded = "(" + gap + " OR " + paused + ")";
-        String replaced = "(" + recorded + " AND catch_up_to > 0 AND catch_up_to < " + ran + ")";
+        String apart = "(" + recorded + " AND catch_up_to > 0 AND catch_up_to < " + ran + ")";
+        String replaced = "(" + apart + " AND next_catch_up_to > 0 AND next_catch_up_to < " + ran + ")";
+        String from = "IF(" + gap + ", " + fired + ", " + ran + ")";
+        String to = "IF(" + paused + ", :tick, :tick - 1)";
+        // the next range's columns before the pending range's: each assignment reads the columns as they were
         this.claim = named("UPDATE " + table + " SET claim_seen = LAST_INSERT_ID((latest_tick * " + STATES
                 + " + CASE UPPER(state) WHEN 'ACTIVE' THEN 1 WHEN 'PAUSED' THEN 2 ELSE 3 END) * " + FLAGS
                 + " + IF(" + replaced + ", 4, 0) + IF(" + gap + ", 2, 0) + IF(" + pending + ", 1, 0)),"
                 + " next_fire_at = COALESCE(TIMESTAMPADD(MICROSECOND, :nextFire, '1970-01-01 00:00:00'), next_fire_at),"
-                + " catch_up_from = IF(" + recorded + " AND (catch_up_to = 0 OR catch_up_to < " + ran + "), IF(" + gap
-                + ", " + fired + ", " + ran + "), catch_up_from),"
-                + " catch_up_to = IF(" + paused + ", :tick, IF(" + gap + ", :tick - 1, catch_up_to)),"
+                + " next_catch_up_from = IF(" + apart + " AND (next_catch_up_to = 0 OR next_catch_up_to < " + ran
+                + "), " + from + ", next_catch_up_from),"
+                + " next_catch_up_to = IF(" + apart + ", " + to + ", next_catch_up_to),"
+                + " catch_up_from = IF(" + recorded + " AND catch_up_to = 0, " + from + ", catch_up_from),"
+                + " catch_up_to = IF(" + recorded + " AND NOT " + apart + ", " + to + ", catch_up_to),"
                 + " settled_tick = IF(:tick > latest_tick, IF(" + recorded + ", :tick - 1, latest_tick), :tick),"
                 + " latest_tick = GREATEST(latest_tick, :tick), fired_tick = GREATEST(fired_tick, :tick)"
                 + " WHERE name = :name AND " + TickRows.claimable("latest_tick", "settled_tick").replace("?", TICK),
@@ -214,36 +222,40 @@ public final class JobTable {
     }
 
     /**
-     * A job's missed ticks to catch up, {@code {after, upTo}}, while it is active: the ticks after the first, up to the
-     * second; null for none.
+     * A job's missed ticks to catch up while it is active, {@code {after, upTo, nextAfter, nextUpTo}}: the pending
+     * range, the ticks after the first up to the second, then the next range apart from it (0, 0: none); null for none.
      */
     public long[] catchUpRange(Connection connection, String serverName) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT catch_up_from, catch_up_to FROM " + table
-                + " WHERE name = ? AND catch_up_to > 0 AND UPPER(state) = 'ACTIVE'")) {
+        try (PreparedStatement statement = connection.prepareStatement("SELECT catch_up_from, catch_up_to,"
+                + " next_catch_up_from, next_catch_up_to FROM " + table + " WHERE name = ? AND (catch_up_to > 0"
+                + " OR next_catch_up_to > 0) AND UPPER(state) = 'ACTIVE'")) {
             statement.setString(1, serverName);
-            try (ResultSet rs = statement.executeQuery()) {
-                return rs.next() ? new long[] { rs.getLong(1), rs.getLong(2) } : null;
-            }
+            return JobColumns.described(() -> {
+                try (ResultSet rs = statement.executeQuery()) {
+                    return rs.next() ? new long[] { rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4) } : null;
+                }
+            }, connection, table, ddl);
         }
     }
 
     /**
      * Takes a job's missed ticks to catch up, as {@link #catchUpRange} read them, unless they changed since (or the job
-     * is no longer active): those after {@code after} up to {@code upTo} left for later (both 0: none).
+     * is no longer active): {@code left}, in the same form, is what is left for later.
      *
      * @return whether this call took them
      */
-    public boolean takeCatchUp(Connection connection, String serverName, long[] range, long after, long upTo)
+    public boolean takeCatchUp(Connection connection, String serverName, long[] range, long[] left)
             throws SQLException {
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET catch_up_from = ?, catch_up_to = ? WHERE name = ? AND catch_up_from = ? AND catch_up_to = ?"
+                + " SET catch_up_from = ?, catch_up_to = ?, next_catch_up_from = ?, next_catch_up_to = ? WHERE name = ?"
+                + " AND catch_up_from = ? AND catch_up_to = ? AND next_catch_up_from = ? AND next_catch_up_to = ?"
                 + " AND UPPER(state) = 'ACTIVE'")) {
-            statement.setLong(1, after);
-            statement.setLong(2, upTo);
-            statement.setString(3, serverName);
-            statement.setLong(4, range[0]);
-            statement.setLong(5, range[1]);
-            return statement.executeUpdate() == 1;
+            for (int i = 0; i < 4; i++) {
+                statement.setLong(1 + i, left[i]);
+                statement.setLong(6 + i, range[i]);
+            }
+            statement.setString(5, serverName);
+            return JobColumns.executeUpdate(statement, connection, table, ddl) == 1;
         }
     }
 
@@ -330,16 +342,18 @@ public final class JobTable {
         try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
         // a disabled job's missed ticks are not caught up, nor those it had to catch up then; state assigned last
                 + " SET catch_up_from = IF(? = 'DISABLED', 0, catch_up_from), catch_up_to = IF(? = 'DISABLED', 0,"
-                + " catch_up_to), fired_tick = IF(UPPER(state) = 'DISABLED' AND ? <> 'DISABLED',"
+                + " catch_up_to), next_catch_up_from = IF(? = 'DISABLED', 0, next_catch_up_from),"
+                + " next_catch_up_to = IF(? = 'DISABLED', 0, next_catch_up_to),"
+                + " fired_tick = IF(UPPER(state) = 'DISABLED' AND ? <> 'DISABLED',"
                 + " GREATEST(fired_tick, ?), fired_tick), changed_at = UTC_TIMESTAMP(6), changed_by = ?, state = ?"
                 + " WHERE name = ?")) {
-            statement.setString(1, state.name());
-            statement.setString(2, state.name());
-            statement.setString(3, state.name());
-            statement.setLong(4, now);
-            statement.setString(5, by);
-            statement.setString(6, state.name());
-            statement.setString(7, serverName);
+            for (int i = 1; i <= 5; i++) {
+                statement.setString(i, state.name());
+            }
+            statement.setLong(6, now);
+            statement.setString(7, by);
+            statement.setString(8, state.name());
+            statement.setString(9, serverName);
             JobColumns.executeUpdate(statement, connection, table, ddl);
         }
     }
