@@ -26,7 +26,9 @@ import io.quarkus.test.QuarkusUnitTest;
 class JobMetricsTest {
 
     @RegisterExtension
-    static final QuarkusUnitTest app = LockApp.app();
+    // NAMED, as the standalone instance below on the same lock table: an engine of its own whatever an earlier test class
+    // left the fleet on (its default datasource would follow a LEASE fleet, and refuse the standalone NAMED instance)
+    static final QuarkusUnitTest app = LockApp.app().overrideRuntimeConfigKey("quarkus.mysql-lock.mode", "named");
 
     @Test
     void aJobsRunsAreTimedByOutcomeAndItsSilenceIsAGauge() {
