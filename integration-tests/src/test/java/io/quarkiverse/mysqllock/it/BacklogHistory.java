@@ -3,7 +3,6 @@ package io.quarkiverse.mysqllock.it;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.util.List;
 
 import io.quarkiverse.mysqllock.test.TestDatabase;
 
@@ -19,12 +18,7 @@ final class BacklogHistory {
         db.execute("CREATE TABLE backlog_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
                 + " kind VARCHAR(16) NOT NULL, instance VARCHAR(100) NOT NULL, started_at TIMESTAMP(3) NOT NULL,"
                 + " ended_at TIMESTAMP(3) NOT NULL)");
-        for (String table : List.of("mysql_lock_job", "mysql_lock_run")) {
-            if (db.queryLong("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
-                    + " AND table_name = ?", table) > 0) {
-                db.execute("DELETE FROM " + table + " WHERE name = 'cron:backlog'");
-            }
-        }
+        JobRows.forget(db, "cron:backlog");
     }
 
     /** The job's runs in progress, as its history has them: 0 before the history table is created (at a first run). */

@@ -35,7 +35,7 @@ class CatchUpAcrossProcessesIT {
         db.execute("DROP TABLE IF EXISTS cron_history");
         db.execute("CREATE TABLE cron_history (id BIGINT AUTO_INCREMENT PRIMARY KEY, tick BIGINT NOT NULL,"
                 + " instance VARCHAR(100) NOT NULL, ran_at TIMESTAMP(3) DEFAULT CURRENT_TIMESTAMP(3))");
-        forgetTheJob(db); // another test's ticks of it are no gap of this one's
+        JobRows.forget(db, "cron:report"); // another test's ticks of it are no gap of this one's
 
         List<AppProcess> first = start(db, "first");
         Await.until("two ticks to run", Duration.ofSeconds(60),
@@ -78,16 +78,5 @@ class CatchUpAcrossProcessesIT {
             process.awaitLine(line -> line.contains("Installed features"), Duration.ofSeconds(60));
         }
         return processes;
-    }
-
-    /** The job's row, tick row and history, as earlier tests of this server left them. */
-    private static void forgetTheJob(TestDatabase db) {
-        for (String[] rows : List.of(new String[] { "mysql_lock_job", "cron:report" },
-                new String[] { "mysql_lock_run", "cron:report" }, new String[] { "mysql_lock", "tick@cron:report" })) {
-            if (db.queryLong("SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE()"
-                    + " AND table_name = '" + rows[0] + "'") > 0) {
-                db.execute("DELETE FROM " + rows[0] + " WHERE name = '" + rows[1] + "'");
-            }
-        }
     }
 }
