@@ -50,7 +50,8 @@ import io.vertx.core.Vertx;
  * loss they hide is a silent loss to the checker.
  * <p>
  * Every critical section is journaled ({@link FaultJournal}). With {@code fault-worker.workload=leader} the instance
- * runs the {@link LeaderWorker} instead: its sections are leadership terms.
+ * runs the {@link LeaderWorker} instead: its sections are leadership terms; with {@code jobs}, {@link FaultJobs}: its
+ * sections are the runs of a scheduled job.
  */
 @Singleton
 @Path("/fault-worker")
@@ -132,6 +133,11 @@ public class FaultWorker {
             String first = names.get(0);
             semaphore = locks.semaphore(first.substring(0, first.indexOf("#permit-")), names.size());
         }
+        if (workload.equals("jobs")) {
+            // FaultJobs runs the job's ticks: no loops of this class's own
+            LOG.infof("Fault worker %s ready: the scheduled job %s (%s engine)", id, FaultJobs.JOB, engineInUse());
+            return;
+        }
         if (workload.equals("leader")) {
             leaders.start(id, names);
             LOG.infof("Fault worker %s ready: elections of %s (%s engine)", id, names, engineInUse());
@@ -157,6 +163,13 @@ public class FaultWorker {
     @Produces(MediaType.APPLICATION_JSON)
     public Map<String, Object> stop() {
         boolean joined = stopLoops();
+        if (workload.equals("jobs")) {
+            // the controller disabled the job first: a run in progress ends in milliseconds
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!((MySqlLockManager) locks).held().isEmpty() && System.nanoTime() < deadline) {
+                pauseAfterError();
+            }
+        }
         int pinned = 0;
         List<String> pinnedConnections = List.of();
         if (((MySqlLockManager) locks).engine() instanceof NamedLockEngine named) {
@@ -326,7 +339,7 @@ public class FaultWorker {
      * lock kept 30 ms after it started; {@code runOnce}, whose first caller of a name runs it while the others wait and
      * do not): the section learns of a loss from the exception the API throws, nothing else.
      */
-    private void underApi(String section, String name, Consumer<Runnable> api) {
+    void underApi(String section, String name, Consumer<Runnable> api) {
         long requestedAt = FaultJournal.now();
         try {
             api.accept(() -> underHeldLock(section, name, requestedAt));

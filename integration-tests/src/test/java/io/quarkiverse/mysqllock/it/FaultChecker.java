@@ -315,7 +315,7 @@ final class FaultChecker {
                 case READ_ONLY -> through && (engine == LockMode.NAMED || longerThanTtl);
                 // a lease survives a failover if what it needs replicated: the overlaps are the evidence; a black-holed
                 // connection is abandoned, but its named locks stay held on the server until the link answers again
-                case SIGKILL, FAILOVER, BLACK_HOLE -> false;
+                case SIGKILL, FAILOVER, BLACK_HOLE, FLEET_DOWN -> false;
                 // what no lock may lose: the holder's application using up its pool; a restart with other settings
                 // (its locks end with its graceful stop, released, not taken)
                 case POOL_SATURATION, ROLLING_RESTART -> false;

@@ -118,6 +118,15 @@ final class FaultEnvironment {
             properties.put("fault-worker.workload", scenario.workload());
             properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
+            if (scenario.jobs()) {
+                // a tick every second; the ticks no instance ran (every one down, or the database) are caught up
+                properties.put("fault-worker.job-cron", "*/1 * * * * ?");
+                String job = "quarkus.mysql-lock.jobs.\"" + FaultJobs.JOB + "\".";
+                properties.put(job + "missed-ticks", "run-all");
+                properties.put(job + "max-catch-up-runs", "1000");
+                properties.put(job + "catch-up-window", "1h");
+                properties.put("quarkus.mysql-lock.job-history.keep-runs", "1000000"); // the checker reads every row
+            }
             properties.putAll(rolled);
             renewInterval(properties);
             process = AppProcess.start(worker, Workers.jar(), properties, options.log(),
@@ -175,7 +184,7 @@ final class FaultEnvironment {
         this.scenario = scenario;
         this.names = scenario.leader() ? options.names().stream().map(name -> name + LeaderWorker.SUFFIX).toList()
                 : scenario.semaphore() ? IntStream.range(0, options.names().size()).mapToObj(i -> "hot#permit-" + i).toList()
-                        : options.names();
+                        : scenario.jobs() ? List.of(FaultJobs.JOB) : options.names();
         this.engine = scenario.engine;
         this.random = new Random(options.seed() + scenario.ordinal());
         this.directory = options.out().resolve(scenario.name().toLowerCase(Locale.ROOT).replace('_', '-'));
@@ -198,7 +207,9 @@ final class FaultEnvironment {
     void prepareDatabase() {
         if (scenario.plainUser()) {
             db.execute("CREATE USER IF NOT EXISTS '" + WORKER_USER + "'@'%' IDENTIFIED BY '" + WORKER_USER + "'");
-            db.execute("GRANT SELECT, INSERT, UPDATE, CREATE ON " + TestDatabase.SCHEMA + ".* TO '" + WORKER_USER + "'@'%'");
+            // the jobs' history is trimmed by DELETEs
+            db.execute("GRANT SELECT, INSERT, UPDATE, CREATE" + (scenario.jobs() ? ", DELETE" : "") + " ON "
+                    + TestDatabase.SCHEMA + ".* TO '" + WORKER_USER + "'@'%'");
         }
         db.execute("CREATE TABLE resource (name VARCHAR(64) PRIMARY KEY, value BIGINT NOT NULL DEFAULT 0,"
                 + " last_fence BIGINT NOT NULL DEFAULT 0)");
@@ -280,6 +291,10 @@ final class FaultEnvironment {
             // strict leadership: a term begins the fleet's largest window, two keepalive intervals (and 100 ms), after
             // its grant
             return bound.plus(slowestKeepalive().multipliedBy(2)).plusMillis(100);
+        }
+        if (scenario.jobs()) {
+            // a run comes with a tick: one a second, fired up to a second late
+            return bound.plusSeconds(2);
         }
         if (cluster == null) {
             return bound;

@@ -51,6 +51,10 @@ final class FaultHistory {
         boolean died;
         /** The server time at which its write took effect, if the resource accepted it. */
         long acceptedAt;
+        /** A scheduled job's run (a {@code T} line): the tick it ran (epoch milliseconds), 0 for any other section. */
+        long tick;
+        /** A job run's kind: scheduled, catch_up, queued or run_now; null for any other section. */
+        String kind;
 
         Section(String id) {
             this.id = id;
@@ -137,6 +141,10 @@ final class FaultHistory {
                 }
             }
             case "R" -> s.releasedAt = Long.parseLong(f[2]);
+            case "T" -> {
+                s.tick = Long.parseLong(f[2]);
+                s.kind = f[3];
+            }
             default -> throw new IllegalStateException("Unknown journal line: " + String.join("\t", f));
         }
     }

@@ -104,6 +104,9 @@ final class FaultInjector {
                 slot.awaitReady();
                 return new Fault(kind, worker, null, start, killed, "pid " + pid + ", restarted as " + slot.worker);
             }
+            case FLEET_DOWN -> {
+                return fleetDown(start);
+            }
             case PAUSE -> {
                 return lasting(kind, slot, stopLength(length), slot.process::pause, slot.process::resume);
             }
@@ -190,6 +193,26 @@ final class FaultInjector {
             }
             default -> throw new IllegalArgumentException(kind.toString());
         }
+    }
+
+    /**
+     * Every worker SIGKILLed, none running for two to four seconds (the scheduling scenario's job's ticks pass with no
+     * instance to fire them), then every one started again; the fault heals when all are ready.
+     */
+    private Fault fleetDown(long start) throws InterruptedException {
+        List<String> killed = new ArrayList<>();
+        for (Slot slot : slots) {
+            killed.add(slot.worker);
+            slot.process.kill();
+            env.deaths.put(slot.worker, FaultJournal.now());
+        }
+        long down = 2000 + random.nextInt(2001);
+        Thread.sleep(down);
+        slots.forEach(Slot::start);
+        slots.forEach(Slot::awaitReady);
+        return new Fault(Kind.FLEET_DOWN, null, null, start, FaultJournal.now(), String.join(", ", killed)
+                + " killed, down " + down + " ms, restarted as " + String.join(", ", slots.stream().map(s -> s.worker)
+                        .toList()));
     }
 
     /** The application of a worker holds every connection of its pool for a while; how many it got. */

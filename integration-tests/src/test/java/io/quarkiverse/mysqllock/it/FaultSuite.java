@@ -58,7 +58,9 @@ public final class FaultSuite {
         /** One worker stopped and started again with other timing settings, as a rolling change of them does. */
         ROLLING_RESTART("a rolling restart with other settings"),
         NODE_KILL("SIGKILL of a Galera node, and its restart"),
-        NODE_PARTITION("a Galera node partitioned from the others");
+        NODE_PARTITION("a Galera node partitioned from the others"),
+        /** Every worker SIGKILLed, down for a few ticks of the scheduling scenario's job, then all started again. */
+        FLEET_DOWN("every worker killed for a few ticks, then started again");
 
         final String label;
 
@@ -172,6 +174,7 @@ public final class FaultSuite {
         try {
             env.prepareDatabase();
             env.startWorkers();
+            JobControls controls = scenario.jobs() ? new JobControls(env) : null;
             long started = FaultJournal.now();
             long deadline = System.nanoTime() + options.duration().toNanos();
             List<Kind> rotation = new ArrayList<>();
@@ -187,10 +190,15 @@ public final class FaultSuite {
                         recovery == Long.MAX_VALUE ? "NEVER" : recovery / 1000 + " ms");
                 if (recovery == Long.MAX_VALUE) {
                     dumpThreads(faults.size());
+                } else if (controls != null) {
+                    controls.act();
                 }
                 Thread.sleep(300 + env.random.nextInt(700));
             }
             long ended = FaultJournal.now();
+            if (controls != null) {
+                controls.disable(); // every worker stops with nothing held
+            }
             Map<String, Object> endState = endState();
             history.refresh();
             history.died(env.deaths);
@@ -206,10 +214,18 @@ public final class FaultSuite {
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
             figures.put("workers x threads", options.workers() + " x "
-                    + (scenario.leader() ? names.size() + " elections" : options.threads()));
+                    + (scenario.leader() ? names.size() + " elections" : scenario.jobs() ? "a job" : options.threads()));
             figures.putAll(checker.figures);
             figures.put("end state", endState);
             List<String> violations = new ArrayList<>(checker.violations);
+            if (controls != null) {
+                try (Connection connection = env.connectForChecks()) {
+                    JobChecker jobs = new JobChecker(history.all(), JobChecker.rows(connection), faults, env.deaths,
+                            controls.requests(), started, ended).check();
+                    figures.putAll(jobs.figures);
+                    violations.addAll(jobs.violations);
+                }
+            }
             if (env.cluster != null) {
                 figures.put("workers that warned of a server clock ahead", workersWhoseLogSays("Leases do not depend on it"));
                 long alarms = workersWhoseLogSays("more than quarkus.mysql-lock.lease.max-clock-skew");

@@ -51,6 +51,31 @@ class FaultSuiteIT {
     }
 
     /**
+     * A scheduled job every second on three workers, on both engines: workers killed, paused, their sessions killed and
+     * their network stalled, every one down at once, the database restarted, the job paused, resumed and run now
+     * between the faults through the admin resource. No tick run twice or lost, every catch-up and run-now once, no run
+     * after a pause ({@link JobChecker}); each run a fenced section, judged as the others. The JVM run's only
+     * ({@code -Dfaults.ci.scheduling=false} in the native run): the job's code is the same, and CI has no room for it
+     * twice.
+     */
+    @Test
+    void scheduledJobsRunEachTickOnceThroughTheFaults() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.parseBoolean(System.getProperty("faults.ci.scheduling",
+                "true")), "the scheduling runs are the JVM run's (-Dfaults.ci.scheduling=false: the native run)");
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.scheduling.seconds", 40)),
+                List.of(Scenario.SCHEDULING_NAMED, Scenario.SCHEDULING_LEASE), 3, 1, defaults.names(), defaults.ttl(),
+                defaults.keepalive(), report("-scheduling"), defaults.seed(), System.out);
+        for (Result result : FaultSuite.run(options)) {
+            String label = result.scenario().label;
+            assertThat(result.violations()).as("%s violations", label).isEmpty();
+            assertThat(((Map<?, ?>) result.figures().get("job runs, by kind")).containsKey("scheduled"))
+                    .as("%s scheduled runs", label).isTrue();
+            assertThat((Long) result.figures().get("ticks checked")).as("%s ticks checked", label).isGreaterThan(10);
+        }
+    }
+
+    /**
      * The runs against server topologies (Galera nodes failing, database clocks skewed, a replica promoted) test how the
      * LEASE engine meets the servers; the native run of these tests ({@code -Dfaults.ci.topologies=false}) leaves them to
      * the JVM run of the same build: the engine's code is the same, and CI's 45 minutes have no room for them twice.

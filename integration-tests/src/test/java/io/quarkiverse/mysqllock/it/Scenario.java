@@ -49,7 +49,14 @@ enum Scenario {
      * no more holders than permits are ever inside.
      */
     SEMAPHORE_NAMED(LockMode.NAMED, null, "semaphore, NAMED"),
-    SEMAPHORE_LEASE(LockMode.LEASE, null, "semaphore, LEASE");
+    SEMAPHORE_LEASE(LockMode.LEASE, null, "semaphore, LEASE"),
+    /**
+     * A scheduled job every second ({@link FaultJobs}) on every worker, {@code missed-ticks=run-all}, paused, resumed
+     * and run now through the admin resource between the faults, every worker killed at once now and then
+     * ({@link JobChecker} judges the ticks); each run a section on the job's lock.
+     */
+    SCHEDULING_NAMED(LockMode.NAMED, null, "scheduled jobs, NAMED"),
+    SCHEDULING_LEASE(LockMode.LEASE, null, "scheduled jobs, LEASE");
 
     final LockMode engine;
     /** Null on a single server. */
@@ -70,9 +77,13 @@ enum Scenario {
         return this == SEMAPHORE_NAMED || this == SEMAPHORE_LEASE;
     }
 
+    boolean jobs() {
+        return this == SCHEDULING_NAMED || this == SCHEDULING_LEASE;
+    }
+
     /** What the workers do: {@code FaultWorker}'s {@code fault-worker.workload}. */
     String workload() {
-        return leader() ? "leader" : semaphore() ? "semaphore" : "locks";
+        return leader() ? "leader" : semaphore() ? "semaphore" : jobs() ? "jobs" : "locks";
     }
 
     boolean galera() {
@@ -118,6 +129,11 @@ enum Scenario {
             return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.NETWORK_STALL, Kind.DB_RESTART,
                     Kind.POOL_SATURATION, Kind.ROLLING_RESTART);
         }
+        if (jobs()) {
+            // instances paused, killed and restarted, sessions killed, every instance down for a few ticks
+            return List.of(Kind.SIGKILL, Kind.PAUSE, Kind.KILL_SESSION, Kind.FLEET_DOWN, Kind.NETWORK_STALL,
+                    Kind.DB_RESTART, Kind.ROLLING_RESTART);
+        }
         if (this == GALERA) {
             return List.of(Kind.NODE_KILL, Kind.NODE_PARTITION, Kind.NETWORK_CUT);
         }
@@ -127,7 +143,9 @@ enum Scenario {
             return List.of(Kind.NODE_PARTITION, Kind.NETWORK_STALL, Kind.PAUSE, Kind.SIGKILL);
         }
         return replication == null ? Arrays.stream(Kind.values())
-                .filter(k -> k != Kind.FAILOVER && k != Kind.NODE_KILL && k != Kind.NODE_PARTITION).toList()
+                .filter(k -> k != Kind.FAILOVER && k != Kind.NODE_KILL && k != Kind.NODE_PARTITION
+                        && k != Kind.FLEET_DOWN)
+                .toList()
                 : List.of(Kind.FAILOVER);
     }
 
@@ -136,7 +154,7 @@ enum Scenario {
         return Arrays.stream(values()).filter(s -> s.name().equals(key)).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
                         + " faults.scenarios: use named, lease, failover-semisync, failover-async, galera,"
-                        + " galera-skew-within, galera-skew-beyond, leader-named, leader-lease, semaphore-named or"
-                        + " semaphore-lease"));
+                        + " galera-skew-within, galera-skew-beyond, leader-named, leader-lease, semaphore-named,"
+                        + " semaphore-lease, scheduling-named or scheduling-lease"));
     }
 }
