@@ -61,6 +61,7 @@ abstract class MissedTicksContract {
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:apart\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:busy\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:third\".missed-ticks", "run-all")
+                .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:onceapart\".missed-ticks", "run-once")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:pauselate\".missed-ticks", "run-all")
                 .overrideConfigKey("quarkus.mysql-lock.jobs.\"catch:off\".missed-ticks", "run-once");
     }
@@ -75,9 +76,10 @@ abstract class MissedTicksContract {
         Job.runs.clear();
     }
 
-    /** The last missed tick the job keeps to catch up; 0 for none. */
+    /** The last missed tick the job keeps to catch up, in either of its ranges; 0 for none. */
     long pending(String job) {
-        return ServerState.queryLong("SELECT catch_up_to FROM mysql_lock_job WHERE job = ?", job);
+        return ServerState.queryLong("SELECT GREATEST(catch_up_to, next_catch_up_to) FROM mysql_lock_job WHERE job = ?",
+                job);
     }
 
     /** The job's settled mark: just below the tick whose claim found a gap, else the latest tick claimed before it. */
@@ -223,10 +225,11 @@ abstract class MissedTicksContract {
         locks.jobs().resume("catch:apart", "ops", null);
         job.apart(Ticks.at(BASE + 6 * HOUR));
         awaitCatchUps("catch:apart", 4);
-        assertThat(caughtUp("catch:apart")).extracting(run -> run.tick().toEpochMilli())
-                .containsExactly(BASE + HOUR, BASE + 2 * HOUR, BASE + 3 * HOUR, BASE + 5 * HOUR);
-        assertThat(Job.runs("catch:apart")).as("no tick ran twice").extracting(Run::tick).doesNotHaveDuplicates()
-                .hasSize(7);
+        assertThat(Job.runs("catch:apart")).as("in the order they ran: no tick twice, the older range first")
+                .containsExactly(new Run(RunKind.SCHEDULED, BASE), new Run(RunKind.SCHEDULED, BASE + 4 * HOUR),
+                        new Run(RunKind.CATCH_UP, BASE + HOUR), new Run(RunKind.SCHEDULED, BASE + 6 * HOUR),
+                        new Run(RunKind.CATCH_UP, BASE + 2 * HOUR), new Run(RunKind.CATCH_UP, BASE + 3 * HOUR),
+                        new Run(RunKind.CATCH_UP, BASE + 5 * HOUR));
         assertThat(pending("catch:apart")).as("nothing left to catch up").isZero();
     }
 
@@ -251,6 +254,26 @@ abstract class MissedTicksContract {
         assertThat(caughtUp("catch:third")).extracting(run -> run.tick().toEpochMilli())
                 .containsExactly(BASE + HOUR, BASE + 2 * HOUR, BASE + 6 * HOUR);
         assertThat(Job.runs("catch:third")).extracting(Run::tick).doesNotHaveDuplicates();
+        assertThat(pending("catch:third")).as("nothing left to catch up").isZero();
+    }
+
+    /**
+     * {@code run-once} is one run for every missed tick, in one range or two: the latest of them, the older range's
+     * ticks dropped with it.
+     */
+    @Test
+    void runOnceCatchesUpOnceForTwoRangesApart() {
+        job.onceApart(Ticks.at(BASE));
+        Job.pauseAt.put("catch:onceapart", BASE + 3 * HOUR); // the tick after the gap pauses the job: no catch-up yet
+        job.onceApart(Ticks.at(BASE + 3 * HOUR)); // missed 1 and 2
+        job.onceApart(Ticks.at(BASE + 4 * HOUR)); // paused: the second range
+        job.onceApart(Ticks.at(BASE + 5 * HOUR)); // paused: the second range extended
+        locks.jobs().resume("catch:onceapart", "ops", null);
+        job.onceApart(Ticks.at(BASE + 6 * HOUR));
+        awaitCatchUps("catch:onceapart", 1);
+        assertThat(caughtUp("catch:onceapart")).extracting(run -> run.tick().toEpochMilli())
+                .containsExactly(BASE + 5 * HOUR);
+        assertThat(pending("catch:onceapart")).as("nothing left to catch up").isZero();
     }
 
     /**
@@ -407,6 +430,15 @@ abstract class MissedTicksContract {
             ran("catch:third", execution);
             if (pauseAt.remove("catch:third", execution.getScheduledFireTime().toEpochMilli())) {
                 locks.jobs().pause("catch:third", "ops", "after a run");
+            }
+        }
+
+        @Locked(value = "catch:onceapart", onBusy = OnBusy.SKIP)
+        @Scheduled(every = "1h", delayed = "1h")
+        public void onceApart(ScheduledExecution execution) {
+            ran("catch:onceapart", execution);
+            if (pauseAt.remove("catch:onceapart", execution.getScheduledFireTime().toEpochMilli())) {
+                locks.jobs().pause("catch:onceapart", "ops", "after a run");
             }
         }
 

@@ -34,6 +34,31 @@ public record CatchUp(MissedTicks policy, Duration window, int maxRuns, JobSched
             return last;
         }
         long from = Math.max(after, last[0] - window.toMillis());
-        return schedule.latest(from, last[0], policy == MissedTicks.RUN_ONCE ? 1 : maxRuns);
+        return schedule.latest(from, last[0], runs());
+    }
+
+    /**
+     * The ticks left to catch up in a job's two ranges of missed ticks ({@code {after, upTo, nextAfter, nextUpTo}}, the
+     * next range 0, 0 for none), oldest first, chosen as {@link #ticks(long, long)} chooses them in one range: the
+     * latest missed tick is the next range's last, the window is counted back from it, and the policy's count is for
+     * both ranges together (one run for {@link MissedTicks#RUN_ONCE}).
+     */
+    long[] ticks(long[] range) {
+        long[] next = range[3] == 0 ? new long[0] : ticks(range[2], range[3]);
+        if (next.length == 0) {
+            return range[1] == 0 ? new long[0] : ticks(range[0], range[1]);
+        }
+        int left = runs() - next.length;
+        if (left <= 0 || range[1] == 0) {
+            return next;
+        }
+        long[] older = schedule.latest(Math.max(range[0], next[next.length - 1] - window.toMillis()), range[1], left);
+        long[] both = java.util.Arrays.copyOf(older, older.length + next.length);
+        System.arraycopy(next, 0, both, older.length, next.length);
+        return both;
+    }
+
+    private int runs() {
+        return policy == MissedTicks.RUN_ONCE ? 1 : maxRuns;
     }
 }

@@ -53,25 +53,20 @@ final class CatchUps {
             if (range == null) {
                 return null;
             }
-            // the pending range first (none: the next one comes up; an older version took the last of it)
-            long[] ticks = range[1] == 0 ? new long[0] : catchUp.ticks(range[0], range[1]);
-            boolean moreHere = ticks.length > 1;
-            boolean next = range[3] > 0;
-            // what is left: the ticks after the one run now, up to the same last one, then the next range; else the next
-            // range comes up
-            long[] left = moreHere ? new long[] { ticks[0], range[1], range[2], range[3] }
-                    : new long[] { range[2], range[3], 0, 0 };
+            // the oldest of the ticks the policy catches up, in both ranges; what is left: the ticks after it, in its
+            // range and the next one (the unchosen ticks before it are dropped); none once it is the last chosen
+            long[] ticks = catchUp.ticks(range);
+            long first = ticks.length == 0 ? 0 : ticks[0];
+            long[] left = ticks.length <= 1 ? new long[4]
+                    : first <= range[1] ? new long[] { first, range[1], range[2], range[3] }
+                            : new long[] { first, range[3], 0, 0 };
             if (store.takeCatchUp(name, serverName, range, left)) {
-                if (ticks.length > 0) {
-                    return new Taken(ticks[0], moreHere || next);
-                }
-                if (range[1] > 0) {
+                if (ticks.length == 0) {
                     LOG.debugf("Job '%s' has no missed tick within %s of %s to catch up", name, catchUp.window(),
-                            Instant.ofEpochMilli(range[1]));
-                }
-                if (!next) {
+                            Instant.ofEpochMilli(Math.max(range[1], range[3])));
                     return null;
                 }
+                return new Taken(first, ticks.length > 1);
             }
         }
         LOG.warnf("The missed ticks of job '%s' changed %d times while they were taken: the next run's instance catches"

@@ -180,7 +180,7 @@ public final class MemoryJobs {
 
     /** The last of a job's missed ticks kept to catch up, whatever its state; 0 for none. */
     public long catchUpTo(String serverName) {
-        return read(serverName, row -> row.catchUpTo);
+        return read(serverName, row -> Math.max(row.catchUpTo, row.nextCatchUpTo));
     }
 
     /** A job's settled mark ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#claim}); 0 for none. */
