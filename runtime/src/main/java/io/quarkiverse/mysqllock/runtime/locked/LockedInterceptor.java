@@ -8,6 +8,7 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Event;
@@ -103,6 +104,9 @@ public class LockedInterceptor {
             skipped(context, method, name, start);
             return method.kind == ReturnKind.OPTIONAL ? Optional.empty() : null;
         }
+        if (!handle.isValid()) {
+            throw notRun(handle, method, name, start);
+        }
         LossInterrupt interrupt = method.options.interruptsOnLoss() ? LossInterrupt.arm(handle) : null;
         MethodLock previous = given(context, method, handle).enter();
         Object result;
@@ -182,7 +186,14 @@ public class LockedInterceptor {
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
         return new UniUnderLock(() -> acquireAsync(context, method, name),
-                handle -> (Uni<?>) proceedAsync(context, method, handle), new UniUnderLock.Outcomes() {
+                handle -> {
+                    if (!handle.isValid()) {
+                        LockLostException lost = notBegun(handle, method, name);
+                        JobRunHandle.ended(handle, MethodOutcome.LOST, lost); // before the release: it did not begin
+                        return Uni.createFrom().failure(lost);
+                    }
+                    return (Uni<?>) proceedAsync(context, method, handle);
+                }, new UniUnderLock.Outcomes() {
                     @Override
                     public boolean skips(Throwable failure) {
                         return LockedInterceptor.skips(method, failure);
@@ -242,6 +253,10 @@ public class LockedInterceptor {
             if (handle == null) {
                 skipped(context, method, name, start);
                 outcome.complete(null);
+                return;
+            }
+            if (!handle.isValid()) {
+                outcome.completeExceptionally(notRun(handle, method, name, start));
                 return;
             }
             CompletionStage<?> stage;
@@ -314,6 +329,31 @@ public class LockedInterceptor {
     /** Counts the call in {@code mysql.lock.method}, tagged with the method, never the resolved lock name. */
     private void ended(LockedMethod method, MethodOutcome outcome, long start) {
         manager(method).metrics().method(method.key, outcome, System.nanoTime() - start);
+    }
+
+    /**
+     * A lock lost after it was granted and before the method's body began: a job's run is recorded in its history
+     * between the two, a statement a stalled database holds up while the lock's session fails or its lease ends. The
+     * body does not run without its lock: the caller is told with this, the call recorded as lost (a job's run:
+     * {@code LOST} in its history) and the lock released by each path as it ends a call.
+     */
+    private LockLostException notRun(LockHandle handle, LockedMethod method, String name, long start) {
+        LockLostException lost = notBegun(handle, method, name);
+        ran(method, handle, MethodOutcome.LOST, lost, start);
+        release(handle, method, start);
+        return lost;
+    }
+
+    /** What a call whose lock was lost before its body began is told ({@link #notRun}). */
+    private static LockLostException notBegun(LockHandle handle, LockedMethod method, String name) {
+        AtomicReference<LockLostException> loss = new AtomicReference<>();
+        handle.onLost(loss::set); // told at once: it is lost
+        LockLostException cause = loss.get();
+        return new LockLostException(name,
+                cause == null ? LockLostException.Reason.NOT_HELD : cause.reason(), method.description
+                        + " did not run: its lock '" + name + "' was lost after it was granted, before the method began"
+                        + (cause == null ? "" : ": " + cause.getMessage()),
+                cause);
     }
 
     /** A call that ran ended: its metrics, and the history of a job's run ({@link JobRunHandle}). */
