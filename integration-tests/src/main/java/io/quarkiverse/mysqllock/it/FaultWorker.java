@@ -353,8 +353,9 @@ public class FaultWorker {
      * handle for the fencing token and validity, and registers no listener.
      */
     private void underHeldLock(String section, String name, long requestedAt) {
-        long acquiredAt = FaultJournal.now();
         try (LockHandle nested = locks.acquire(name, Duration.ZERO)) {
+            // once the nested hold is had: a lock lost before it is taken again, not held since the body began
+            long acquiredAt = FaultJournal.now();
             criticalSection(nested, section, name, requestedAt, acquiredAt);
         }
     }
