@@ -202,8 +202,10 @@ final class JobChecker {
             if (!request.action().equals("run-now")) {
                 continue;
             }
-            long low = request.sentAt() / 1000 - 1000;
-            long high = request.answeredAt() / 1000 + 1000;
+            // the instance reads its clock (the run-now's tick) after the request was sent and before it answered: the
+            // same host's clock as the controller's
+            long low = request.sentAt() / 1000 - 1;
+            long high = request.answeredAt() / 1000 + 1;
             List<Row> recorded = rows.stream().filter(r -> r.kind().equals("RUN_NOW")
                     && r.instance().endsWith("/" + request.worker()) && r.tick() >= low && r.tick() <= high).toList();
             long ran = runs.stream().filter(s -> s.kind.equals("run_now") && s.worker.equals(request.worker())

@@ -134,4 +134,17 @@ class JobCheckerTest {
         ran(12_310, "run_now", asked + 30_000);
         assertThat(check().violations).singleElement().asString().startsWith("A run-now ran twice");
     }
+
+    /** Found by a 10-minute run: two run-nows a second apart, each run once, were taken for one run twice. */
+    @Test
+    void runNowsASecondApartAreEachTheirOwn() throws IOException {
+        everyTickRan();
+        long first = (T0 + 12_068) * 1000;
+        requests.add(new Request("run-now", "w1.1", first, first + 225_000, 202));
+        ran(12_256, "run_now", first + 190_000);
+        long second = (T0 + 13_088) * 1000;
+        requests.add(new Request("run-now", "w1.1", second, second + 18_000, 202));
+        ran(13_102, "run_now", second + 15_000);
+        assertThat(check().violations).isEmpty();
+    }
 }
