@@ -102,6 +102,11 @@ public class BenchMain implements QuarkusApplication {
 
     @Override
     public int run(String... args) throws Exception {
+        if (role.equals("job")) {
+            // the scheduling benchmark: BenchJob runs the ticks until the controller stops this instance
+            io.quarkus.runtime.Quarkus.waitForExit();
+            return 0;
+        }
         Map<String, Object> result = switch (role) {
             case "uncontended" -> uncontended();
             case "hold-many" -> holdMany();
@@ -115,7 +120,7 @@ public class BenchMain implements QuarkusApplication {
             case "semaphore" -> semaphores();
             case "leader" -> lead();
             default -> throw new IllegalArgumentException("bench.role=" + role
-                    + ": uncontended, hold-many, contend, hold-curve, wait, instance, table, semaphore or leader");
+                    + ": uncontended, hold-many, contend, hold-curve, wait, instance, table, semaphore, leader or job");
         };
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), result);
         return 0;

