@@ -83,8 +83,9 @@ class KeepaliveLossTest {
     @Test
     void withLockThrowsWhenTheLockWasLostWhileTheActionRan() {
         assertThatThrownBy(() -> locks.withLock("loss:with", Duration.ZERO, () -> {
+            // re-entrant, taken before the KILL: the same lock (taken after a loss already found, it is a new one)
+            LockHandle probe = locks.acquire("loss:with", Duration.ZERO);
             TestDatabase.shared().kill(ServerState.holder("loss:with").orElseThrow());
-            LockHandle probe = locks.acquire("loss:with", Duration.ZERO); // re-entrant: the same lost lock
             LockApp.await("the loss to be detected", Duration.ofSeconds(30), () -> !probe.isValid());
             probe.release();
             return "result that must not be trusted";
