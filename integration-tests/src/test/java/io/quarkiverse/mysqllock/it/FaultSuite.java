@@ -189,7 +189,7 @@ public final class FaultSuite {
                 log.printf("[controller] %s: recovered in %s%n", fault,
                         recovery == Long.MAX_VALUE ? "NEVER" : recovery / 1000 + " ms");
                 if (recovery == Long.MAX_VALUE) {
-                    dumpThreads(faults.size());
+                    FaultDumps.threads(env, faults.size());
                 } else if (controls != null) {
                     controls.act();
                 }
@@ -351,50 +351,6 @@ public final class FaultSuite {
                 violations.add("End state: " + key + " = " + value);
             }
         });
-    }
-
-    /**
-     * Every worker's threads, and the server's sessions holding hot names, beside the journals, when a fault was not
-     * recovered from: what holds the locks.
-     */
-    private void dumpThreads(int faultNumber) {
-        StringBuilder server = new StringBuilder();
-        try (Connection connection = env.connectForChecks()) {
-            for (String name : names) {
-                Long holder = single(connection, "SELECT IS_USED_LOCK(?)", name);
-                server.append(name).append(" held by session ").append(holder).append('\n');
-            }
-            try (Statement statement = connection.createStatement();
-                    ResultSet rs = statement.executeQuery(
-                            "SELECT ID, USER, HOST, COMMAND, TIME_MS, STATE, INFO FROM information_schema.PROCESSLIST")) {
-                while (rs.next()) {
-                    for (int column = 1; column <= 7; column++) {
-                        server.append(column == 1 ? "" : "\t").append(rs.getString(column));
-                    }
-                    server.append('\n');
-                }
-            }
-            for (Slot slot : env.slots) {
-                server.append(slot.worker).append(" connections, by the port the server sees: ")
-                        .append(slot.proxy.serverSidePorts()).append('\n');
-            }
-            Files.writeString(directory.resolve("server-after-fault-" + faultNumber + ".txt"), server);
-        } catch (SQLException | IOException e) {
-            options.log().println("[controller] could not read the server's state: " + e);
-        }
-        for (Slot slot : env.slots) {
-            Path file = directory.resolve(slot.worker + "-threads-after-fault-" + faultNumber + ".txt");
-            try {
-                Process jcmd = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString(),
-                        String.valueOf(slot.process.pid()), "Thread.print").redirectOutput(file.toFile())
-                        .redirectErrorStream(true).start();
-                jcmd.waitFor(30, TimeUnit.SECONDS);
-            } catch (IOException e) {
-                options.log().println("[controller] could not dump the threads of " + slot.worker + ": " + e);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     /** Journals of an earlier run in the same directory would mix with this one's. */
