@@ -86,6 +86,18 @@ final class JobFleet implements AutoCloseable {
         }
     }
 
+    /** The ticks of a subject that ran more than once, between two seconds (both excluded). */
+    static long ticksRunTwice(TestDatabase db, String subject, long from, long to) {
+        return db.queryLong("SELECT COUNT(*) FROM (SELECT tick FROM job_history WHERE subject = ? AND tick > ?"
+                + " AND tick < ? GROUP BY tick HAVING COUNT(*) > 1) twice", subject, from, to);
+    }
+
+    /** The ticks of a subject that ran, between two seconds (both excluded). */
+    static long ticksRun(TestDatabase db, String subject, long from, long to) {
+        return db.queryLong("SELECT COUNT(DISTINCT tick) FROM job_history WHERE subject = ? AND tick > ? AND tick < ?",
+                subject, from, to);
+    }
+
     @Override
     public void close() {
         processes.forEach(process -> {

@@ -83,10 +83,9 @@ final class SchedulingFaults {
         }
         long ticks = to - from - 1;
         result.put("ticks", ticks);
-        result.put("ticks run twice", db.queryLong("SELECT COUNT(*) FROM (SELECT tick FROM job_history WHERE subject = ?"
-                + " AND tick > ? AND tick < ? GROUP BY tick HAVING COUNT(*) > 1) twice", name, from, to));
-        long ran = db.queryLong("SELECT COUNT(DISTINCT tick) FROM job_history WHERE subject = ? AND tick > ? AND tick < ?"
-                + " AND (tick < ? OR tick > ?)", name, from, to, downFrom, downTo);
+        result.put("ticks run twice", JobFleet.ticksRunTwice(db, name, from, to));
+        // those of the time every instance was down (downFrom to downTo, both included) apart
+        long ran = JobFleet.ticksRun(db, name, from, to) - JobFleet.ticksRun(db, name, downFrom - 1, downTo + 1);
         result.put("ticks not run, every instance down apart", ticks - (downTo - downFrom + 1) - ran);
         result.put("faults", faults);
         System.out.println("scheduling faults " + name + ": " + result);
@@ -103,8 +102,8 @@ final class SchedulingFaults {
         figures.put("fault", what);
         figures.put("lasted ms", end - start);
         long during = end / 1000 - start / 1000 - 1;
-        figures.put("ticks not run while it lasted", Math.max(0, during - db.queryLong("SELECT COUNT(DISTINCT tick)"
-                + " FROM job_history WHERE subject = ? AND tick > ? AND tick < ?", subject, start / 1000, end / 1000)));
+        figures.put("ticks not run while it lasted",
+                Math.max(0, during - JobFleet.ticksRun(db, subject, start / 1000, end / 1000)));
         long next = db.queryLong("SELECT COALESCE(MIN(UNIX_TIMESTAMP(ran_at) * 1000), 0) FROM job_history"
                 + " WHERE subject = ? AND ran_at > FROM_UNIXTIME(?)", subject, end / 1000.0);
         figures.put("next tick ran, ms after its end", next == 0 ? "none within " + SETTLE_MILLIS + " ms" : next - end);

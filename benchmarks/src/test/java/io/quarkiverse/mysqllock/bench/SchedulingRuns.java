@@ -116,10 +116,8 @@ final class SchedulingRuns {
         }
         long ticks = to - from - 1;
         result.put("ticks", ticks);
-        result.put("ticks run twice", db.queryLong("SELECT COUNT(*) FROM (SELECT tick FROM job_history WHERE subject = ?"
-                + " AND tick > ? AND tick < ? GROUP BY tick HAVING COUNT(*) > 1) twice", subject.name(), from, to));
-        result.put("ticks not run", ticks - db.queryLong("SELECT COUNT(DISTINCT tick) FROM job_history WHERE subject = ?"
-                + " AND tick > ? AND tick < ?", subject.name(), from, to));
+        result.put("ticks run twice", JobFleet.ticksRunTwice(db, subject.name(), from, to));
+        result.put("ticks not run", ticks - JobFleet.ticksRun(db, subject.name(), from, to));
         double seconds = ticking.toMillis() / 1000.0;
         double idleSeconds = idle.toMillis() / 1000.0;
         result.put("idle statements per second, fleet", round(quiet.statements() / idleSeconds));
