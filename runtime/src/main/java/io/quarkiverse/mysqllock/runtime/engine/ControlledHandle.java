@@ -1,5 +1,7 @@
 package io.quarkiverse.mysqllock.runtime.engine;
 
+import java.util.concurrent.atomic.AtomicReference;
+
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 
@@ -51,6 +53,19 @@ public interface ControlledHandle extends LockHandle {
     static LockLostException lostDuring(String what, LockLostException cause) {
         return new LockLostException(cause.lockName(), cause.reason(), "Lock '" + cause.lockName() + "' was lost while "
                 + what + " ran under it, so it may not have run exclusively: " + cause.getMessage(), cause);
+    }
+
+    /**
+     * A loss to throw to the caller of an action that never began: the lock of {@code handle}, granted, was found lost
+     * before it (its cause, told at once by {@code onLost}, if the handle still has it).
+     */
+    static LockLostException lostBefore(String what, String name, LockHandle handle) {
+        AtomicReference<LockLostException> loss = new AtomicReference<>();
+        handle.onLost(loss::set); // told at once: it is lost
+        LockLostException cause = loss.get();
+        return new LockLostException(name, cause == null ? LockLostException.Reason.NOT_HELD : cause.reason(), what
+                + " did not run: its lock '" + name + "' was lost after it was granted, before the method began"
+                + (cause == null ? "" : ": " + cause.getMessage()), cause);
     }
 
     /** The action's own failure, carrying the loss of its lock while it ran ({@link #lostDuring}) if there was one. */

@@ -8,7 +8,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicReference;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Event;
@@ -188,7 +187,7 @@ public class LockedInterceptor {
         return new UniUnderLock(() -> acquireAsync(context, method, name),
                 handle -> {
                     if (!handle.isValid()) {
-                        LockLostException lost = notBegun(handle, method, name);
+                        LockLostException lost = ControlledHandle.lostBefore(method.description, name, handle);
                         JobRunHandle.ended(handle, MethodOutcome.LOST, lost); // before the release: it did not begin
                         return Uni.createFrom().failure(lost);
                     }
@@ -338,22 +337,10 @@ public class LockedInterceptor {
      * {@code LOST} in its history) and the lock released by each path as it ends a call.
      */
     private LockLostException notRun(LockHandle handle, LockedMethod method, String name, long start) {
-        LockLostException lost = notBegun(handle, method, name);
+        LockLostException lost = ControlledHandle.lostBefore(method.description, name, handle);
         ran(method, handle, MethodOutcome.LOST, lost, start);
         release(handle, method, start);
         return lost;
-    }
-
-    /** What a call whose lock was lost before its body began is told ({@link #notRun}). */
-    private static LockLostException notBegun(LockHandle handle, LockedMethod method, String name) {
-        AtomicReference<LockLostException> loss = new AtomicReference<>();
-        handle.onLost(loss::set); // told at once: it is lost
-        LockLostException cause = loss.get();
-        return new LockLostException(name,
-                cause == null ? LockLostException.Reason.NOT_HELD : cause.reason(), method.description
-                        + " did not run: its lock '" + name + "' was lost after it was granted, before the method began"
-                        + (cause == null ? "" : ": " + cause.getMessage()),
-                cause);
     }
 
     /** A call that ran ended: its metrics, and the history of a job's run ({@link JobRunHandle}). */
