@@ -93,13 +93,13 @@ public final class DatabaseJobs implements JobStore {
     @Override
     public long[] catchUpRange(String name, String serverName) {
         return statements(name, "The missed ticks of '" + name + "' could not be read",
-                raw -> jobs.catchUpRange(raw, serverName));
+                raw -> jobs.catchUps().read(raw, serverName));
     }
 
     @Override
     public boolean takeCatchUp(String name, String serverName, long[] range, long[] left) {
         return statements(name, "The missed ticks of '" + name + "' could not be taken to catch up",
-                raw -> jobs.takeCatchUp(raw, serverName, range, left));
+                raw -> jobs.catchUps().take(raw, serverName, range, left));
     }
 
     @Override

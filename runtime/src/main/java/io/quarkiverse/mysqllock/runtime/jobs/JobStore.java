@@ -36,7 +36,7 @@ interface JobStore {
 
     /**
      * A job's missed ticks to catch up while it is active
-     * ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#catchUpRange}):
+     * ({@link io.quarkiverse.mysqllock.runtime.table.CatchUpRanges#read}):
      * {@code {after, upTo, nextAfter, nextUpTo}}: the pending range (the ticks after the first up to the second), and
      * the next one, apart from it (0, 0: none); null for none at all.
      */

@@ -165,7 +165,7 @@ public final class MemoryJobs {
         }
     }
 
-    /** A job's missed ticks to catch up ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#catchUpRange}). */
+    /** A job's missed ticks to catch up ({@link io.quarkiverse.mysqllock.runtime.table.CatchUpRanges#read}). */
     public long[] catchUpRange(String serverName) {
         Row row = rows.get(serverName);
         if (row == null) {
@@ -198,7 +198,7 @@ public final class MemoryJobs {
         }
     }
 
-    /** Takes a job's missed ticks ({@link io.quarkiverse.mysqllock.runtime.table.JobTable#takeCatchUp}). */
+    /** Takes a job's missed ticks ({@link io.quarkiverse.mysqllock.runtime.table.CatchUpRanges#take}). */
     public boolean takeCatchUp(String serverName, long[] range, long[] left) {
         Row row = rows.get(serverName);
         if (row == null) {

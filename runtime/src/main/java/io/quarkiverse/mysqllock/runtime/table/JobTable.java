@@ -221,42 +221,9 @@ public final class JobTable {
         }
     }
 
-    /**
-     * A job's missed ticks to catch up while it is active, {@code {after, upTo, nextAfter, nextUpTo}}: the pending
-     * range, the ticks after the first up to the second, then the next range apart from it (0, 0: none); null for none.
-     */
-    public long[] catchUpRange(Connection connection, String serverName) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("SELECT catch_up_from, catch_up_to,"
-                + " next_catch_up_from, next_catch_up_to FROM " + table + " WHERE name = ? AND (catch_up_to > 0"
-                + " OR next_catch_up_to > 0) AND UPPER(state) = 'ACTIVE'")) {
-            statement.setString(1, serverName);
-            return JobColumns.described(() -> {
-                try (ResultSet rs = statement.executeQuery()) {
-                    return rs.next() ? new long[] { rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4) } : null;
-                }
-            }, connection, table, ddl);
-        }
-    }
-
-    /**
-     * Takes a job's missed ticks to catch up, as {@link #catchUpRange} read them, unless they changed since (or the job
-     * is no longer active): {@code left}, in the same form, is what is left for later.
-     *
-     * @return whether this call took them
-     */
-    public boolean takeCatchUp(Connection connection, String serverName, long[] range, long[] left)
-            throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
-                + " SET catch_up_from = ?, catch_up_to = ?, next_catch_up_from = ?, next_catch_up_to = ? WHERE name = ?"
-                + " AND catch_up_from = ? AND catch_up_to = ? AND next_catch_up_from = ? AND next_catch_up_to = ?"
-                + " AND UPPER(state) = 'ACTIVE'")) {
-            for (int i = 0; i < 4; i++) {
-                statement.setLong(1 + i, left[i]);
-                statement.setLong(6 + i, range[i]);
-            }
-            statement.setString(5, serverName);
-            return JobColumns.executeUpdate(statement, connection, table, ddl) == 1;
-        }
+    /** The statements that read and take a job's ranges of missed ticks, on this table. */
+    public CatchUpRanges catchUps() {
+        return new CatchUpRanges(table, ddl);
     }
 
     /**
