@@ -293,6 +293,21 @@ public interface LockManager {
     void acquireForTransaction(String name, Duration wait);
 
     /**
+     * Fences the commit of a transaction you run yourself (plain JDBC, or Hibernate ORM and Panache through
+     * {@code session.doWork(connection -> locks.fence(lock, connection))}): checks, in the open transaction of
+     * {@code connection}, that no later holder was granted the lock, and keeps it so until that transaction ends (a
+     * shared row lock on the lock's row: a later holder's grant waits for the commit). Call it after the writes, just
+     * before the commit, while the lock is held. {@code @Transactional} code needs no call:
+     * {@code quarkus.mysql-lock.fenced-commit=true} checks its commits.
+     *
+     * @param connection a connection to the lock's database, in a transaction (autocommit off)
+     * @throws LockLostException if a later holder was granted the lock, or it is known lost: roll the transaction back
+     * @throws IllegalStateException if the connection is in autocommit mode, the lock was released, or the engine is
+     *         NAMED without {@code fenced-commit=true} (only then does every NAMED grant raise the name's fence)
+     */
+    void fence(LockHandle lock, java.sql.Connection connection);
+
+    /**
      * Runs {@code action} once across the whole cluster and records its completion durably in the lock table: the
      * first caller runs it under the lock {@code name}; callers that arrive while it runs wait for it and then return
      * false without running it; after completion every call returns false at once. A run that throws (the exception

@@ -94,6 +94,11 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
     }
 
     @Override
+    public boolean fencedCommit() {
+        return config.fencedCommit();
+    }
+
+    @Override
     public Named named() {
         return config.named();
     }

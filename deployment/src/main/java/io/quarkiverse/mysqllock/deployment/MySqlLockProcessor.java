@@ -32,6 +32,7 @@ import io.quarkiverse.mysqllock.runtime.table.AuditTable;
 import io.quarkiverse.mysqllock.runtime.table.JobTable;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkiverse.mysqllock.runtime.table.RunTable;
+import io.quarkiverse.mysqllock.runtime.transaction.TransactionBegins;
 import io.quarkus.agroal.DataSource;
 import io.quarkus.agroal.spi.JdbcDataSourceBuildItem;
 import io.quarkus.arc.BeanDestroyer;
@@ -69,6 +70,12 @@ class MySqlLockProcessor {
     @BuildStep
     AdditionalBeanBuildItem shutdownWait() {
         return AdditionalBeanBuildItem.unremovableOf(ShutdownWait.class);
+    }
+
+    /** A transaction begun while fenced locks are held checks their fences before it commits. */
+    @BuildStep
+    AdditionalBeanBuildItem transactionBegins() {
+        return AdditionalBeanBuildItem.unremovableOf(TransactionBegins.class);
     }
 
     /** Ignored unless quarkus-smallrye-health is present. */
@@ -175,10 +182,11 @@ class MySqlLockProcessor {
         recorder.checkDataSourceSettings(
                 new TreeSet<>(LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, false)));
         if (lockDataSource.inMemory()) {
-            // the lock datasource's manager only, with nothing injected: it needs no datasource; @DataSource is a
+            // the lock datasource's manager only, with no datasource injected: it needs none; @DataSource is a
             // qualifier only where Agroal has datasources
             beans.produce(lockManagerBean(lockDataSource.name(), true, !dataSources.isEmpty(),
-                    recorder.inMemoryLockManager(lockDataSource.name(), micrometer, tracing)).done());
+                    recorder.inMemoryLockManager(lockDataSource.name(), micrometer, tracing))
+                    .addInjectionPoint(ClassType.create(DotName.createSimple(TransactionManager.class))).done());
             return;
         }
         Set<String> managed = LockDataSourceBuildItem.managed(lockDataSource.name(), dataSources, false);

@@ -27,7 +27,7 @@ class TestKitInMemoryTest extends TestKitTest {
     public static class Profile implements QuarkusTestProfile {
         @Override
         public Map<String, String> getConfigOverrides() {
-            return Map.of("quarkus.mysql-lock.in-memory", "true");
+            return Map.of("quarkus.mysql-lock.in-memory", "true", "quarkus.mysql-lock.fenced-commit", "true");
         }
     }
 

@@ -8,7 +8,7 @@ import io.quarkus.test.junit.QuarkusTest;
 import io.quarkus.test.junit.QuarkusTestProfile;
 import io.quarkus.test.junit.TestProfile;
 
-/** The same tests on the LEASE engine, with a 2 s ttl. */
+/** The same tests on the LEASE engine, with a 2 s ttl (fenced commits on, as for the base class). */
 @QuarkusTest
 @EmbeddedMariaDb
 @TestProfile(TestKitLeaseTest.Profile.class)
@@ -18,7 +18,7 @@ class TestKitLeaseTest extends TestKitTest {
         @Override
         public Map<String, String> getConfigOverrides() {
             return Map.of("quarkus.mysql-lock.mode", "lease", "quarkus.mysql-lock.lease.ttl", "2s",
-                    "quarkus.mysql-lock.table", "kit_lock");
+                    "quarkus.mysql-lock.table", "kit_lock", "quarkus.mysql-lock.fenced-commit", "true");
         }
     }
 

@@ -3,7 +3,12 @@ package io.quarkiverse.mysqllock.it;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -11,6 +16,7 @@ import jakarta.inject.Inject;
 
 import org.junit.jupiter.api.Test;
 
+import io.agroal.api.AgroalDataSource;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockManager;
@@ -19,7 +25,10 @@ import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.testing.EmbeddedMariaDb;
 import io.quarkiverse.mysqllock.testing.LockAssert;
 import io.quarkiverse.mysqllock.testing.LockFaults;
+import io.quarkus.narayana.jta.QuarkusTransaction;
 import io.quarkus.test.junit.QuarkusTest;
+import io.quarkus.test.junit.QuarkusTestProfile;
+import io.quarkus.test.junit.TestProfile;
 
 /**
  * The test kit (quarkus-mysql-lock-test) as users use it, on the NAMED engine (the application's own choice on one
@@ -28,7 +37,16 @@ import io.quarkus.test.junit.QuarkusTest;
  */
 @QuarkusTest
 @EmbeddedMariaDb
+@TestProfile(TestKitTest.Profile.class)
 class TestKitTest {
+
+    /** Fenced commits on: {@link #aLockGrantedElsewhereRollsBackTheTransactionThatRanUnderIt}. */
+    public static class Profile implements QuarkusTestProfile {
+        @Override
+        public Map<String, String> getConfigOverrides() {
+            return Map.of("quarkus.mysql-lock.fenced-commit", "true");
+        }
+    }
 
     @Inject
     LockManager locks;
@@ -38,6 +56,60 @@ class TestKitTest {
 
     @Inject
     OrderResource orders;
+
+    @Inject
+    AgroalDataSource dataSource;
+
+    /**
+     * A lock granted elsewhere while a transaction runs under it (as after a pause past its lease): with fenced commits
+     * ({@code quarkus.mysql-lock.fenced-commit=true}) the transaction rolls back, and the caller is told.
+     */
+    @Test
+    void aLockGrantedElsewhereRollsBackTheTransactionThatRanUnderIt() throws Exception {
+        execute("CREATE TABLE IF NOT EXISTS kit_fenced (name VARCHAR(100) PRIMARY KEY)");
+        assertThatThrownBy(() -> QuarkusTransaction.requiringNew().run(() -> locks.withLock("kit:stale",
+                Duration.ZERO, () -> {
+                    execute("INSERT INTO kit_fenced VALUES ('kit:stale')");
+                    faults.grantElsewhere("kit:stale");
+                    return null;
+                }))).isInstanceOf(LockLostException.class).hasMessageContaining("kit:stale");
+        assertThat(count("kit:stale")).as("rows the transaction wrote").isZero();
+        locks.withLock("kit:stale", Duration.ofSeconds(10), () -> null); // the name can be had again
+    }
+
+    /** {@code LockManager.fence} on a transaction run by hand (plain JDBC). */
+    @Test
+    void fenceRefusesAHandRunTransactionOnceTheLockWasGrantedElsewhere() throws Exception {
+        execute("CREATE TABLE IF NOT EXISTS kit_fenced (name VARCHAR(100) PRIMARY KEY)");
+        try (LockHandle lock = locks.acquire("kit:by-hand", Duration.ZERO);
+                Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement()) {
+                statement.executeUpdate("INSERT INTO kit_fenced VALUES ('kit:by-hand')");
+            }
+            faults.grantElsewhere("kit:by-hand");
+            assertThatThrownBy(() -> locks.fence(lock, connection)).isInstanceOf(LockLostException.class);
+            connection.rollback();
+        }
+        assertThat(count("kit:by-hand")).isZero();
+    }
+
+    private void execute(String sql) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    private long count(String name) throws SQLException {
+        try (Connection connection = dataSource.getConnection();
+                Statement statement = connection.createStatement();
+                ResultSet rows = statement.executeQuery("SELECT COUNT(*) FROM kit_fenced WHERE name = '" + name + "'")) {
+            rows.next();
+            return rows.getLong(1);
+        }
+    }
 
     @Test
     void theApplicationRunsOnTheEngineUnderTest() {

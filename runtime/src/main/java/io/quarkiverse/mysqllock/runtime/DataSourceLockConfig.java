@@ -82,6 +82,7 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
                 Map.entry("default-wait", own.defaultWait()), Map.entry("connection-wait", own.connectionWait()),
                 Map.entry("statement-timeout", own.statementTimeout()), Map.entry("server-flavor", own.serverFlavor()),
                 Map.entry("table", own.table()), Map.entry("create-table", own.createTable()),
+                Map.entry("fenced-commit", own.fencedCommit()),
                 Map.entry("long-hold-warning", own.longHoldWarning()),
                 Map.entry("named.keepalive-interval", own.named().keepaliveInterval()),
                 Map.entry("named.instant-leader-hand-over", own.named().instantLeaderHandOver()),
@@ -143,6 +144,11 @@ final class DataSourceLockConfig implements MySqlLockRuntimeConfig {
     @Override
     public Optional<Boolean> createTable() {
         return own.createTable().or(all::createTable);
+    }
+
+    @Override
+    public boolean fencedCommit() {
+        return either(own.fencedCommit(), all.fencedCommit());
     }
 
     @Override

@@ -14,7 +14,10 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.function.Function;
 import java.util.function.Supplier;
+
+import jakarta.transaction.Transaction;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
@@ -58,13 +61,16 @@ import io.quarkiverse.mysqllock.runtime.jobs.JobSilences;
 import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
 import io.quarkiverse.mysqllock.runtime.jobs.ManagerJobs;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
+import io.quarkiverse.mysqllock.runtime.transaction.TransactionBoundEngine;
+import io.quarkiverse.mysqllock.runtime.transaction.Transactions;
 import io.smallrye.mutiny.Uni;
 import io.smallrye.mutiny.infrastructure.Infrastructure;
 
 /** The {@link LockManager} bean: validates arguments, refuses to block an event loop, and delegates to the engine. */
 public class MySqlLockManager implements LockManager, AutoCloseable {
 
-    private final LockEngine engine;
+    /** The engine, its holds released after the transaction they are released in. */
+    private final TransactionBoundEngine engine;
     private final LockNames names;
     private final Executor worker;
     private final DatabaseRecords records;
@@ -82,13 +88,20 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
             TableRecords records, TransactionScopedLocks transactionLocks) {
+        this(engine, names, defaultWait, worker, records, transactionLocks, Transactions.NONE);
+    }
+
+    /** @param transactions the JTA transactions a release made in one waits for ({@link TransactionBoundEngine}) */
+    public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, Executor worker,
+            TableRecords records, TransactionScopedLocks transactionLocks, Transactions transactions) {
         this.records = new DatabaseRecords(records, transactionLocks, this::engine, worker,
                 key -> names.fromServer(key).isPresent());
-        this.engine = engine;
+        this.engine = TransactionBoundEngine.of(engine, transactions);
         this.names = names;
         this.defaultWait = defaultWait;
         this.worker = worker;
         this.coordination = new Coordination(this, CdiEvents.electionEvents(), HandleReleases::releaseReportingLoss,
+                HandleReleases::releaseAtOnce,
                 HandleReleases::confirm, new TermConfirmation(leaderWindows, HandleReleases::confirmedWithin),
                 this::primitiveAsync,
                 new FleetPermitCounts(records, this::engine, names, LockNames::checkBlockingAllowed));
@@ -98,8 +111,9 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** Uses Mutiny's default worker pool (Quarkus's worker threads) for asynchronous acquisitions. */
     public MySqlLockManager(LockEngine engine, LockNames names, Duration defaultWait, TableRecords records,
-            TransactionScopedLocks transactionLocks) {
-        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks);
+            TransactionScopedLocks transactionLocks, Transactions transactions) {
+        this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks,
+                transactions);
     }
 
     /** {@code @Locked} methods' calls are counted with these metrics (the engine's are its own). */
@@ -206,9 +220,10 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
                     + " listener instead (cancel its Uni)");
         }
         LockRequest request = names.request(null, name, checked, WhenBusy.THROW, defaultWait);
+        Transaction askedIn = engine.openTransaction();
         // a producer of ControlledHandle is a producer of LockHandle
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) new AsyncAcquisition<>(
-                () -> held(engine.acquire(request), System.nanoTime(), checked), worker);
+                () -> held(engine.acquire(request, askedIn), System.nanoTime(), checked), worker);
     }
 
     @Override
@@ -217,13 +232,15 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         requireAction("withLockAsync", action);
         String what = "the withLockAsync action of lock '" + name + "'";
         LockRequest request = names.request(null, name, waiting(wait), WhenBusy.THROW, defaultWait); // bad arguments refused now
-        return (Uni<T>) new UniUnderLock(() -> new AsyncAcquisition<>(() -> engine.acquire(request), worker), handle -> {
-            Uni<T> result = action.get();
-            if (result == null) {
-                throw new NullPointerException(what + " returned null instead of a Uni; the lock was released");
-            }
-            return result;
-        }, LockedActions.asynchronous(what));
+        Transaction askedIn = engine.openTransaction();
+        return (Uni<T>) new UniUnderLock(() -> new AsyncAcquisition<>(() -> engine.acquire(request, askedIn), worker),
+                handle -> {
+                    Uni<T> result = action.get();
+                    if (result == null) {
+                        throw new NullPointerException(what + " returned null instead of a Uni; the lock was released");
+                    }
+                    return result;
+                }, LockedActions.asynchronous(what));
     }
 
     @Override
@@ -248,7 +265,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
      */
     public ControlledHandle acquireForMethod(String name, LockOptions options, WhenBusy whenBusy, JobTick tick) {
         LockRequest request = names.request("acquire", name, options, whenBusy, defaultWait);
-        return methodLock(name, request, tick);
+        return methodLock(name, request, tick, engine::acquire);
     }
 
     /** {@link #acquireForMethod} for a tick its trigger fired, in epoch milliseconds. */
@@ -256,11 +273,22 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         return acquireForMethod(name, options, whenBusy, JobTick.scheduled(tick));
     }
 
-    /** As {@link #acquireForMethod}, without blocking the caller: a null item when the tick already ran. */
-    public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, JobTick tick) {
+    /**
+     * As {@link #acquireForMethod}, without blocking the caller: a null item when the tick already ran.
+     *
+     * @param askedIn the transaction open where the method was called ({@link #openTransaction()}), or null: the
+     *        lock's release waits for it to end
+     */
+    public Uni<ControlledHandle> acquireForMethodAsync(String name, LockOptions options, JobTick tick,
+            Transaction askedIn) {
         LockRequest request = names.request(null, name, options, WhenBusy.THROW, defaultWait);
         return new AsyncAcquisition<>(
-                () -> methodLock(name, request, tick), worker);
+                () -> methodLock(name, request, tick, asked -> engine.acquire(asked, askedIn)), worker);
+    }
+
+    /** The JTA transaction open on the calling thread, or null. */
+    public Transaction openTransaction() {
+        return engine.openTransaction();
     }
 
     /**
@@ -287,8 +315,17 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     }
 
     /** A method's lock, or for a scheduled method that claims its ticks, the lock with this tick claimed. */
-    private ControlledHandle methodLock(String name, LockRequest request, JobTick tick) {
-        return tick == null ? engine.acquire(request) : jobs.lock(name, request, tick, engine::acquire);
+    private ControlledHandle methodLock(String name, LockRequest request, JobTick tick,
+            Function<LockRequest, ControlledHandle> acquisition) {
+        return tick == null ? acquisition.apply(request) : jobs.lock(name, request, tick, acquisition);
+    }
+
+    @Override
+    public void fence(LockHandle lock, java.sql.Connection connection) {
+        if (lock == null || connection == null) {
+            throw new IllegalArgumentException("fence needs a lock and a connection, not " + lock + " and " + connection);
+        }
+        engine.fence(lock, connection, names::serverName);
     }
 
     @Override
@@ -316,7 +353,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     @SuppressWarnings("unchecked")
     private Uni<LockHandle> primitiveAsync(Supplier<LockHandle> acquisition) {
         return (Uni<LockHandle>) (Uni<? extends LockHandle>) new AsyncAcquisition<>(
-                () -> PrimitiveHandle.of(acquisition.get()), worker);
+                () -> PrimitiveHandle.of(TransactionBoundEngine.disowned(acquisition.get())), worker);
     }
 
     @Override
@@ -420,7 +457,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
 
     /** The engine in use (choosing it now if it was not chosen yet). */
     public LockEngine engine() {
-        LockEngine inner = engine instanceof MeteredEngine metered ? metered.delegate() : engine;
+        LockEngine inner = engine.delegate() instanceof MeteredEngine metered ? metered.delegate() : engine.delegate();
         return inner instanceof SelectingEngine selecting ? selecting.engine() : inner;
     }
 

@@ -36,6 +36,9 @@ import io.quarkiverse.mysqllock.runtime.metrics.LockSpans;
 import io.quarkiverse.mysqllock.runtime.metrics.MeteredEngine;
 import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
+import io.quarkiverse.mysqllock.runtime.transaction.FencedCommits;
+import io.quarkiverse.mysqllock.runtime.transaction.TransactionBoundEngine;
+import io.quarkiverse.mysqllock.runtime.transaction.Transactions;
 import io.quarkus.arc.Arc;
 import io.quarkus.arc.ArcContainer;
 import io.quarkus.arc.InjectableContext;
@@ -106,9 +109,9 @@ public final class MySqlLockManagerFactory {
      * no datasource, whatever engine {@code mode} names; the configuration is checked as for any manager.
      */
     public static MySqlLockManager createInMemory(String dataSourceName, MySqlLockRuntimeConfig config,
-            LockMetrics reported, LockSpans spans) {
-        return createFor(null, dataSourceName, DataSourceLockConfig.of(config, dataSourceName), null, reported, spans,
-                true);
+            TransactionManager transactions, LockMetrics reported, LockSpans spans) {
+        return createFor(null, dataSourceName, DataSourceLockConfig.of(config, dataSourceName), transactions, reported,
+                spans, true);
     }
 
     /** @param config the datasource's own configuration ({@link DataSourceLockConfig}) */
@@ -162,7 +165,7 @@ public final class MySqlLockManagerFactory {
                 config.lease().renewInterval(), config.lease().maxClockSkew(), relative -> key(config, relative));
 
         if (inMemory || config.mode() == Mode.IN_MEMORY) {
-            return inMemory(dataSourceName, config, metrics, spans, names);
+            return inMemory(dataSourceName, config, metrics, spans, names, transactions);
         }
         requireLargeEnoughPool(dataSource, dataSourceName, config.mode());
         AgroalConnectionFactoryConfiguration factory = dataSource.getConfiguration().connectionPoolConfiguration()
@@ -194,10 +197,12 @@ public final class MySqlLockManagerFactory {
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));
         engine.chooseIfPossible();
-        MySqlLockManager manager = new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans,
-                identity, engine::chosenMode), names, config.defaultWait(),
+        MySqlLockManager manager = new MySqlLockManager(TransactionBoundEngine.of(MeteredEngine.of(engine, metrics,
+                CdiEvents.lockEvents(), spans, identity, engine::chosenMode), Transactions.of(transactions),
+                FencedCommits.inDatabase(dataSource, table.name()), config.fencedCommit()),
+                names, config.defaultWait(),
                 new TableRecords(connections, table, timings.maxClockSkewMicros(), identity),
-                new TransactionScopedLocks(dataSource, connections, table, transactions));
+                new TransactionScopedLocks(dataSource, connections, table, transactions), Transactions.of(transactions));
         manager.confirmLeadersWithin(timings.leaderWindow(), config.named().instantLeaderHandOver());
         return manager;
     }
@@ -207,14 +212,16 @@ public final class MySqlLockManagerFactory {
      * application does not run for tests or in dev mode (the build refuses it too, but a runtime value could set it).
      */
     private static MySqlLockManager inMemory(String dataSourceName, MySqlLockRuntimeConfig config, LockMetrics metrics,
-            LockSpans spans, LockNames names) {
+            LockSpans spans, LockNames names, TransactionManager transactions) {
         if (!LaunchMode.current().isDevOrTest()) {
             throw new ConfigurationException(IN_MEMORY_REFUSED);
         }
         String identity = holderIdentity(config.instanceId().orElse(null));
         InMemoryEngine engine = new InMemoryEngine(dataSourceName, identity, metrics);
-        return new MySqlLockManager(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(), spans, identity,
-                () -> LockMode.LEASE), names, config.defaultWait(), null, null);
+        return new MySqlLockManager(TransactionBoundEngine.of(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(),
+                spans, identity, () -> LockMode.LEASE), Transactions.of(transactions),
+                FencedCommits.inMemory(engine::newestFence), config.fencedCommit()), names, config.defaultWait(), null,
+                null, Transactions.of(transactions));
     }
 
     /** Why {@code in-memory} is refused outside tests and dev mode. */

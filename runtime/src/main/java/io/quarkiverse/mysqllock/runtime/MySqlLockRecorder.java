@@ -50,7 +50,8 @@ public class MySqlLockRecorder {
 
     /**
      * The manager of an application built for in-memory locks ({@code quarkus.mysql-lock.in-memory}): no datasource is
-     * injected (the factory, checking the configuration as for any manager, touches none).
+     * injected (the factory, checking the configuration as for any manager, touches none); the transaction manager is,
+     * as releases inside transactions wait for their end there too.
      */
     public Function<SyntheticCreationalContext<MySqlLockManager>, MySqlLockManager> inMemoryLockManager(
             String dataSourceName, boolean micrometer, boolean tracing) {
@@ -62,7 +63,8 @@ public class MySqlLockRecorder {
                         + " was built); quarkus.mysql-lock.mode=%s applies to builds without it",
                         runtime.mode().toString().toLowerCase());
             }
-            return MySqlLockManagerFactory.createInMemory(dataSourceName, runtime, metrics(dataSourceName, micrometer),
+            return MySqlLockManagerFactory.createInMemory(dataSourceName, runtime,
+                    context.getInjectedReference(TransactionManager.class), metrics(dataSourceName, micrometer),
                     spans(tracing));
         };
     }

@@ -92,6 +92,17 @@ public interface MySqlLockRuntimeConfig {
     Optional<Boolean> createTable();
 
     /**
+     * Fenced commits: a JTA transaction that ran under a lock of this datasource commits only if no later holder was
+     * granted the lock meanwhile. Before it commits, it reads the lock's fence in the lock table under a shared row lock,
+     * through its own connection; a later holder's token makes it roll back ({@code LockLostException}). It costs one
+     * statement per transaction and lock, and on NAMED one more per grant (its fencing token, issued at once). The
+     * transaction's writes must go to this datasource's database. Off: a lock released inside a transaction is still
+     * released after its commit, and one found lost then marks the transaction rollback-only.
+     */
+    @WithDefault("false")
+    boolean fencedCommit();
+
+    /**
      * Logs a warning, once per hold, for each lock this instance has held longer than this: a job that hangs keeps its
      * lock, and nothing else says so until the next run is skipped. Looked at every quarter of it (between 1 s and 1
      * min). Unset: no warning.
@@ -344,6 +355,9 @@ public interface MySqlLockRuntimeConfig {
          * {@code quarkus.mysql-lock.create-table}.
          */
         Optional<Boolean> createTable();
+
+        /** Fenced commits for this datasource's locks. Unset: {@code quarkus.mysql-lock.fenced-commit}. */
+        Optional<Boolean> fencedCommit();
 
         /**
          * The hold time after which a lock of this datasource is logged as held long. Unset:

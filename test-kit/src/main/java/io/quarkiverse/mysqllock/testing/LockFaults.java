@@ -25,6 +25,7 @@ import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.PeriodicWork;
 import io.quarkiverse.mysqllock.runtime.lease.LeaseEngine;
 import io.quarkiverse.mysqllock.runtime.memory.InMemoryEngine;
+import io.quarkiverse.mysqllock.runtime.named.NamedLockEngine;
 import io.quarkus.agroal.runtime.AgroalDataSourceUtil;
 
 /**
@@ -107,6 +108,69 @@ public class LockFaults {
             }
         }
         heldHereSince.ifPresent(since -> awaitTold(name, since));
+    }
+
+    /**
+     * Grants the lock of this name to another holder meanwhile, unbeknownst to this instance's holder, which goes on as
+     * if it held the lock: its fencing token is now stale, as after a pause past its lease. A fenced commit of its
+     * transaction rolls back with {@code LockLostException} ({@code quarkus.mysql-lock.fenced-commit=true}, or
+     * {@link LockManager#fence}), and a resource that checks tokens refuses its writes. On LEASE the lease is taken over
+     * and given up on the server (the holder is told at its next renewal); on NAMED the server ends the holder's session
+     * and the name's fence goes up as a later holder's grant raises it (the holder is told at its next keepalive); with
+     * the in-memory engine the name's fence goes up (the holder is told when it releases).
+     *
+     * @throws IllegalStateException if no one holds the lock
+     */
+    public void grantElsewhere(String name) {
+        String serverName = locks.serverName(name);
+        LockEngine engine = locks.engine();
+        if (engine instanceof InMemoryEngine memory) {
+            if (!memory.grantElsewhere(serverName)) {
+                throw new IllegalStateException("Lock '" + name + "' is not held: no other holder can be granted it");
+            }
+            return;
+        }
+        String table = engine instanceof LeaseEngine lease ? lease.tableName() : ((NamedLockEngine) engine).tableName();
+        CompletableFuture<Void> done = new CompletableFuture<>();
+        Thread fault = new Thread(() -> {
+            try (Connection connection = dataSource().getConnection()) {
+                if (engine instanceof LeaseEngine) {
+                    takeOverLease(connection, table, name, serverName);
+                } else {
+                    killHolderSession(connection, name, serverName);
+                    raiseFence(connection, table, serverName);
+                }
+                done.complete(null);
+            } catch (SQLException e) {
+                done.completeExceptionally(new IllegalStateException("Could not grant lock '" + name + "' elsewhere: "
+                        + e.getMessage(), e));
+            } catch (RuntimeException e) {
+                done.completeExceptionally(e);
+            }
+        }, "lock-faults-grant-" + name);
+        fault.start();
+        await(done, fault, 60, "grant lock '" + name + "' elsewhere");
+    }
+
+    private static void takeOverLease(Connection connection, String table, String name, String serverName)
+            throws SQLException {
+        // as another instance that took the lease over (a take raises the fence) and gave it up
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table + " SET owner = NULL,"
+                + " expires_at = '1970-01-01 00:00:00', fence = fence + 1 WHERE name = ? AND owner IS NOT NULL")) {
+            statement.setString(1, serverName);
+            if (statement.executeUpdate() == 0) {
+                throw new IllegalStateException("Lock '" + name + "' has no lease: no other holder can be granted it");
+            }
+        }
+    }
+
+    private static void raiseFence(Connection connection, String table, String serverName) throws SQLException {
+        // as the token a later holder's grant is issued with fenced commits
+        try (PreparedStatement statement = connection.prepareStatement("UPDATE " + table
+                + " SET fence = fence + 1 WHERE name = ?")) {
+            statement.setString(1, serverName);
+            statement.executeUpdate();
+        }
     }
 
     /**

@@ -71,7 +71,7 @@ class ReservedTickNamesTest {
             namings.put("acquireForTransaction", () -> locks.acquireForTransaction(TICK_ROW, Duration.ZERO));
             // a @Locked method whose name is built from its arguments at run time
             namings.put("@Locked", () -> locks.acquireForMethod(TICK_ROW, LockOptions.defaults(), WhenBusy.THROW, null));
-            namings.put("@Locked async", () -> locks.acquireForMethodAsync(TICK_ROW, LockOptions.defaults(), null));
+            namings.put("@Locked async", () -> locks.acquireForMethodAsync(TICK_ROW, LockOptions.defaults(), null, null));
             namings.put("serverName (test kit)", () -> locks.serverName(TICK_ROW));
             for (Map.Entry<String, ThrowingCallable> naming : namings.entrySet()) {
                 assertThatThrownBy(naming.getValue()).as(naming.getKey()).isInstanceOf(IllegalArgumentException.class)

@@ -28,8 +28,10 @@ class PackageLayersTest {
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
             Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "jobs", "lease", "memory", "metrics",
-                    "named", "table", "topology", "tracing")),
-            Map.entry("features", Set.of("coordination", "engine", "jdbc", "jobs", "memory", "named", "table")),
+                    "named", "table", "topology", "tracing", "transaction")),
+            Map.entry("features", Set.of("coordination", "engine", "jdbc", "jobs", "memory", "named", "table",
+                    "transaction")),
+            Map.entry("transaction", Set.of("engine")),
             Map.entry("jobs", Set.of("engine", "jdbc", "memory", "table")),
             Map.entry("memory", Set.of("engine", "jdbc", "table")),
             Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc", "jobs")),

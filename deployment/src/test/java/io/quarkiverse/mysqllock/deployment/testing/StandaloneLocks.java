@@ -50,6 +50,7 @@ public final class StandaloneLocks implements AutoCloseable {
         private Class<? extends Driver> driver;
         private int poolSize;
         private boolean instantLeaderHandOver;
+        private boolean fencedCommit;
 
         private Settings(String id) {
             this.id = id;
@@ -75,6 +76,7 @@ public final class StandaloneLocks implements AutoCloseable {
             copy.driver = driver;
             copy.poolSize = poolSize;
             copy.instantLeaderHandOver = instantLeaderHandOver;
+            copy.fencedCommit = fencedCommit;
             change.accept(copy);
             return copy;
         }
@@ -137,6 +139,11 @@ public final class StandaloneLocks implements AutoCloseable {
             return with(s -> s.poolSize = connections);
         }
 
+        /** {@code fenced-commit} (false by default): on NAMED, every grant then issues its fencing token at once. */
+        public Settings fencedCommit(boolean fenced) {
+            return with(s -> s.fencedCommit = fenced);
+        }
+
         /** {@code named.instant-leader-hand-over} (false by default). */
         public Settings instantLeaderHandOver(boolean instant) {
             return with(s -> s.instantLeaderHandOver = instant);
@@ -196,6 +203,10 @@ public final class StandaloneLocks implements AutoCloseable {
 
         public boolean instantLeaderHandOver() {
             return instantLeaderHandOver;
+        }
+
+        public boolean fencedCommit() {
+            return fencedCommit;
         }
 
         public StandaloneLocks start() {
@@ -364,6 +375,11 @@ public final class StandaloneLocks implements AutoCloseable {
         @Override
         public Optional<Boolean> createTable() {
             return Optional.of(true);
+        }
+
+        @Override
+        public boolean fencedCommit() {
+            return settings.fencedCommit();
         }
 
         @Override

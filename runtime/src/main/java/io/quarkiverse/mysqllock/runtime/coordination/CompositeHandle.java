@@ -98,7 +98,7 @@ public abstract class CompositeHandle implements LockHandle {
      * Releases each hold with {@code release}, last taken first, even if some release fails (the first failure is
      * thrown at the end); the first loss they answer, or null.
      */
-    private static LockLostException releaseInReverse(List<? extends LockHandle> holds,
+    public static LockLostException releaseInReverse(List<? extends LockHandle> holds,
             Function<LockHandle, LockLostException> release) {
         RuntimeException failure = null;
         LockLostException first = null;

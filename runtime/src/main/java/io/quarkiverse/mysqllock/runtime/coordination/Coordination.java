@@ -24,6 +24,7 @@ public final class Coordination implements AutoCloseable {
     private final LockManager locks;
     private final Consumer<Object> electionEvents;
     private final Function<LockHandle, LockLostException> release;
+    private final Consumer<LockHandle> giveBack;
     private final BiPredicate<LockHandle, Long> stillHeld;
     private final TermConfirmation confirmation;
     private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
@@ -34,6 +35,8 @@ public final class Coordination implements AutoCloseable {
     /**
      * @param electionEvents where the elections' events go
      * @param release releases a handle of {@code locks}, answering the loss found before or by the release
+     * @param giveBack releases a handle of {@code locks} at once, inside a transaction too: for the holds a primitive
+     *        takes for itself while it acquires (a read-write lock's gate, permits taken short of the count)
      * @param stillHeld whether a handle of {@code locks} is valid and was found held on the server after a moment
      *        ({@link System#nanoTime()}), asking the server if need be
      * @param confirmation how the elections confirm their terms (strict leadership on NAMED)
@@ -41,8 +44,10 @@ public final class Coordination implements AutoCloseable {
      * @param counts where the fleet's numbers of permits are kept
      */
     public Coordination(LockManager locks, Consumer<Object> electionEvents,
-            Function<LockHandle, LockLostException> release, BiPredicate<LockHandle, Long> stillHeld,
-            TermConfirmation confirmation, Function<Supplier<LockHandle>, Uni<LockHandle>> async, PermitCounts counts) {
+            Function<LockHandle, LockLostException> release, Consumer<LockHandle> giveBack,
+            BiPredicate<LockHandle, Long> stillHeld, TermConfirmation confirmation,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async, PermitCounts counts) {
+        this.giveBack = giveBack;
         this.async = async;
         this.counts = counts;
         this.locks = locks;
@@ -53,11 +58,11 @@ public final class Coordination implements AutoCloseable {
     }
 
     public DistributedSemaphore semaphore(String name, int permits) {
-        return new PermitSemaphore(locks, name, permits, counts, async);
+        return new PermitSemaphore(locks, giveBack, name, permits, counts, async);
     }
 
     public DistributedReadWriteLock readWriteLock(String name) {
-        return new GatedReadWriteLock(locks, name, stillHeld, counts, async);
+        return new GatedReadWriteLock(locks, giveBack, name, stillHeld, counts, async);
     }
 
     /** The election of a role, the same object for the same role. */

@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.runtime.coordination;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.function.BiPredicate;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -28,6 +29,8 @@ import io.smallrye.mutiny.Uni;
 public final class GatedReadWriteLock implements DistributedReadWriteLock {
 
     private final LockManager locks;
+    /** Releases at once, inside a transaction too, the holds an acquisition takes for itself (the gate a reader passes). */
+    private final Consumer<LockHandle> giveBack;
     private final String name;
     private final String gate;
     private final PermitSemaphore readers;
@@ -38,14 +41,16 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
     private final Function<Supplier<LockHandle>, Uni<LockHandle>> async;
 
     /** @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants */
-    public GatedReadWriteLock(LockManager locks, String name, BiPredicate<LockHandle, Long> stillHeld,
-            PermitCounts counts, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+    public GatedReadWriteLock(LockManager locks, Consumer<LockHandle> giveBack, String name,
+            BiPredicate<LockHandle, Long> stillHeld, PermitCounts counts,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this.giveBack = giveBack;
         this.async = async;
         this.locks = locks;
         this.stillHeld = stillHeld;
         this.name = name;
         this.gate = name + "#rw-gate";
-        this.readers = PermitSemaphore.readersOf(locks, name, counts, async);
+        this.readers = PermitSemaphore.readersOf(locks, giveBack, name, counts, async);
     }
 
     @Override
@@ -93,13 +98,16 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
                 return passing;
             }
             Optional<LockHandle> read;
-            try (LockHandle gate = passing.get()) {
+            LockHandle gate = passing.get();
+            try {
                 read = readers.tryAcquire(Waits.left(deadline));
                 if (read.isEmpty() || gateStillHeld(read.get(), gate)) {
                     return read;
                 }
+            } finally {
+                giveBack.accept(gate);
             }
-            read.get().release();
+            giveBack.accept(read.get());
             if (deadline - System.nanoTime() <= 0) {
                 return Optional.empty();
             }
@@ -147,7 +155,7 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
             if (write.isEmpty() || gateStillHeld(write.get(), kept.get())) {
                 return write;
             }
-            write.get().release();
+            giveBack.accept(write.get());
             if (deadline - System.nanoTime() <= 0) {
                 throw new LockNotAcquiredException(name, wait, LockNotAcquiredException.Reason.DATABASE_ERROR, null,
                         "The write lock of " + name + " was not acquired: its gate was lost while the readers were"
@@ -165,7 +173,7 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
         try {
             return stillHeld.test(gate, System.nanoTime());
         } catch (RuntimeException | Error e) {
-            taken.release();
+            giveBack.accept(taken);
             throw e;
         }
     }
@@ -175,13 +183,13 @@ public final class GatedReadWriteLock implements DistributedReadWriteLock {
         try {
             return Optional.of(new WriteHold(name, kept, locks.acquireAll(readers.permitNames(), Waits.left(deadline))));
         } catch (LockNotAcquiredException e) {
-            kept.release();
+            giveBack.accept(kept);
             if (e.reason() == LockNotAcquiredException.Reason.BUSY) {
                 return Optional.empty();
             }
             throw e;
         } catch (RuntimeException | Error e) {
-            kept.release();
+            giveBack.accept(kept);
             throw e;
         }
     }

@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.IntStream;
@@ -30,6 +31,8 @@ public final class PermitSemaphore implements DistributedSemaphore {
     private static final LockOptions ONE_ATTEMPT = LockOptions.waitingUpTo(Duration.ZERO).withoutNesting();
 
     private final LockManager locks;
+    /** Releases, at once, the permits an acquisition takes short of its count. */
+    private final Consumer<LockHandle> giveBack;
     private final String name;
     /** The number this instance's caller asked for: stored for the fleet if none is yet. */
     private final int proposed;
@@ -45,20 +48,23 @@ public final class PermitSemaphore implements DistributedSemaphore {
      * @param permits the number this caller asks for, used where the fleet has none stored yet
      * @param async runs a blocking acquisition on a worker thread, giving back a handle its subscriber no longer wants
      */
-    public PermitSemaphore(LockManager locks, String name, int permits, PermitCounts counts,
-            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
-        this(locks, name, permits, counts, name, PermitCounts.Kind.PERMITS, async);
+    public PermitSemaphore(LockManager locks, Consumer<LockHandle> giveBack, String name, int permits,
+            PermitCounts counts, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this(locks, giveBack, name, permits, counts, name, PermitCounts.Kind.PERMITS, async);
     }
 
     /** The read permits of a read-write lock: its number of readers, kept apart from any semaphore's. */
-    static PermitSemaphore readersOf(LockManager locks, String readWriteLock, PermitCounts counts,
+    static PermitSemaphore readersOf(LockManager locks, Consumer<LockHandle> giveBack, String readWriteLock,
+            PermitCounts counts,
             Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
-        return new PermitSemaphore(locks, readWriteLock + "#rw-read", DistributedReadWriteLock.DEFAULT_MAX_READERS,
+        return new PermitSemaphore(locks, giveBack, readWriteLock + "#rw-read", DistributedReadWriteLock.DEFAULT_MAX_READERS,
                 counts, readWriteLock, PermitCounts.Kind.READERS, async);
     }
 
-    private PermitSemaphore(LockManager locks, String name, int permits, PermitCounts counts, String countedAs,
-            PermitCounts.Kind kind, Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+    private PermitSemaphore(LockManager locks, Consumer<LockHandle> giveBack, String name, int permits,
+            PermitCounts counts, String countedAs, PermitCounts.Kind kind,
+            Function<Supplier<LockHandle>, Uni<LockHandle>> async) {
+        this.giveBack = giveBack;
         this.async = async;
         checkPermits(name, permits);
         this.locks = locks;
@@ -156,6 +162,14 @@ public final class PermitSemaphore implements DistributedSemaphore {
         }
     }
 
+    /** The permits taken short of the count, given back last taken first. */
+    private void giveBackInReverse(List<LockHandle> taken) {
+        CompositeHandle.releaseInReverse(taken, hold -> {
+            giveBack.accept(hold);
+            return null;
+        });
+    }
+
     @Override
     public Uni<LockHandle> acquireAsync(Duration wait) {
         Waits.deadline("semaphore " + name, wait); // a bad wait is refused now
@@ -204,13 +218,13 @@ public final class PermitSemaphore implements DistributedSemaphore {
                     locks.tryAcquire(permitNames.get((first + i) % permits), ONE_ATTEMPT).ifPresent(taken::add);
                 }
             } catch (RuntimeException | Error e) {
-                CompositeHandle.releaseInReverse(taken);
+                giveBackInReverse(taken);
                 throw e;
             }
             if (taken.size() == count) {
                 return Optional.of(new Permits(name, taken));
             }
-            CompositeHandle.releaseInReverse(taken);
+            giveBackInReverse(taken);
             long left = deadline - System.nanoTime();
             if (left <= 0) {
                 return Optional.empty();

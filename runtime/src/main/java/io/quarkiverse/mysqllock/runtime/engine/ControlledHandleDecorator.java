@@ -12,6 +12,15 @@ public abstract class ControlledHandleDecorator extends HandleDecorator<Controll
         super(handle);
     }
 
+    /** The engine's own hold beneath every decorator of {@code handle} (for tests that reach the lock's monitor). */
+    public static ControlledHandle innermost(ControlledHandle handle) {
+        ControlledHandle inner = handle;
+        while (inner instanceof ControlledHandleDecorator decorator) {
+            inner = decorator.handle;
+        }
+        return inner;
+    }
+
     @Override
     public boolean confirmedWithin(long nanos) {
         return handle.confirmedWithin(nanos);

@@ -16,6 +16,7 @@ import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
+import io.quarkiverse.mysqllock.runtime.transaction.TransactionBoundEngine;
 
 /**
  * Several locks taken as one ({@link io.quarkiverse.mysqllock.LockManager#acquireAll}): all or none, one after the
@@ -108,8 +109,12 @@ public final class AllLocks extends CompositeHandle {
         return locks.stream().map(LockName::name).toList().toString();
     }
 
+    /** The parts taken so far, given back at once: none is left held, inside a transaction too. */
     private static void releaseAll(List<ControlledHandle> taken) {
-        releaseInReverse(taken);
+        releaseInReverse(taken, hold -> {
+            TransactionBoundEngine.releaseAtOnce(hold);
+            return null;
+        });
     }
 
     /** The names, in the order they were taken: {@code [a, b, c]}. */

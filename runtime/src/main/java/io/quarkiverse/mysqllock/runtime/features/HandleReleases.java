@@ -4,6 +4,7 @@ import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.coordination.CompositeHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
+import io.quarkiverse.mysqllock.runtime.transaction.TransactionBoundEngine;
 
 /**
  * Releases of handles this extension granted, telling whether the lock was lost while held; and the confirmations
@@ -27,6 +28,21 @@ public final class HandleReleases {
      */
     public static boolean confirm(LockHandle handle, long sinceNanos) {
         return handle instanceof ControlledHandle controlled ? controlled.confirm(sinceNanos) : handle.isValid();
+    }
+
+    /**
+     * Releases the handle at once, inside a transaction too: for a hold a primitive takes for itself while it acquires
+     * (a read-write lock's gate), which the transaction's commit has nothing to do with.
+     */
+    public static void releaseAtOnce(LockHandle handle) {
+        if (handle instanceof CompositeHandle composite) {
+            composite.releaseReportingLoss(part -> {
+                releaseAtOnce(part);
+                return null;
+            });
+        } else {
+            TransactionBoundEngine.releaseAtOnce(handle);
+        }
     }
 
     /**

@@ -17,6 +17,7 @@ import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
 import jakarta.interceptor.InvocationContext;
+import jakarta.transaction.Transaction;
 
 import org.jboss.logging.Logger;
 
@@ -45,7 +46,8 @@ import io.smallrye.mutiny.Uni;
  * <p>
  * Its priority ({@code PLATFORM_AFTER + 100}) is higher than that of SmallRye Fault Tolerance's interceptor
  * ({@code PLATFORM_AFTER + 10}), so it runs inside it: {@code @Retry}, {@code @Timeout} and {@code @Fallback} see
- * {@code LockNotAcquiredException}. It runs inside {@code @Transactional} too.
+ * {@code LockNotAcquiredException}. It runs inside {@code @Transactional} too: a lock released while a transaction is
+ * open is released once that transaction has ended, so that its commit happens under the lock.
  */
 @Locked
 @Interceptor
@@ -184,7 +186,8 @@ public class LockedInterceptor {
     }
 
     private Object lockUni(InvocationContext context, LockedMethod method, String name) {
-        return new UniUnderLock(() -> acquireAsync(context, method, name),
+        Transaction askedIn = manager(method).openTransaction(); // a @Transactional caller's, before it suspends it
+        return new UniUnderLock(() -> acquireAsync(context, method, name, askedIn),
                 handle -> {
                     if (!handle.isValid()) {
                         LockLostException lost = ControlledHandle.lostBefore(method.description, name, handle);
@@ -248,7 +251,7 @@ public class LockedInterceptor {
     private Object lockCompletionStage(InvocationContext context, LockedMethod method, String name) {
         CompletableFuture<Object> outcome = new CompletableFuture<>();
         long start = System.nanoTime();
-        acquireAsync(context, method, name).subscribe().with(handle -> {
+        acquireAsync(context, method, name, manager(method).openTransaction()).subscribe().with(handle -> {
             if (handle == null) {
                 skipped(context, method, name, start);
                 outcome.complete(null);
@@ -310,9 +313,13 @@ public class LockedInterceptor {
         return handle.orElse(null);
     }
 
-    /** The lock, or a null item when the tick of a scheduled method already ran elsewhere. */
-    private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name) {
-        return manager(method).acquireForMethodAsync(name, method.options, tick(context, method));
+    /**
+     * The lock, or a null item when the tick of a scheduled method already ran elsewhere; released after the transaction
+     * open where the method was called, if any, has ended.
+     */
+    private Uni<ControlledHandle> acquireAsync(InvocationContext context, LockedMethod method, String name,
+            Transaction askedIn) {
+        return manager(method).acquireForMethodAsync(name, method.options, tick(context, method), askedIn);
     }
 
     /** The tick of this run (or its run-now), for a method that claims its ticks; null otherwise. */

@@ -207,6 +207,37 @@ public final class InMemoryEngine implements LockEngine, GrantingEngine<InMemory
         }
     }
 
+    /** A name's newest fence: the token of its last grant (0 if it was never granted); fenced commits compare it. */
+    public long newestFence(String serverName) {
+        Slot slot = server.get(serverName);
+        if (slot == null) {
+            return 0;
+        }
+        synchronized (slot) {
+            return slot.fence;
+        }
+    }
+
+    /**
+     * For the test kit: the name is granted elsewhere meanwhile, unbeknownst to its holder, as a lease taken over: its
+     * fence goes up as a grant raises it, and the holder is not told.
+     *
+     * @return whether the name was held
+     */
+    public boolean grantElsewhere(String serverName) {
+        Slot slot = server.get(serverName);
+        if (slot == null) {
+            return false;
+        }
+        synchronized (slot) {
+            if (slot.holder == null) {
+                return false;
+            }
+            slot.fence++;
+            return true;
+        }
+    }
+
     /**
      * For the test kit: ends the current hold of a name as a lease that ran out ends ({@code LEASE_EXPIRED}).
      *

@@ -1,19 +1,15 @@
 package io.quarkiverse.mysqllock.runtime.metrics;
 
 import java.time.Duration;
-import java.util.List;
-import java.util.Optional;
 import java.util.function.Supplier;
 
 import io.quarkiverse.mysqllock.LockEvent;
-import io.quarkiverse.mysqllock.LockInfo;
 import io.quarkiverse.mysqllock.LockMode;
 import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
-import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
+import io.quarkiverse.mysqllock.runtime.engine.ForwardingEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
-import io.quarkiverse.mysqllock.runtime.engine.LockName;
 import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
 
 /**
@@ -22,9 +18,8 @@ import io.quarkiverse.mysqllock.runtime.engine.LockRequest;
  * hold); everything else goes straight through. Only built when metrics are on, the application observes lock events,
  * or spans are on ({@link #of}).
  */
-public final class MeteredEngine implements LockEngine {
+public final class MeteredEngine extends ForwardingEngine {
 
-    private final LockEngine engine;
     private final LockMetrics metrics;
     private final LockEventSink events;
     private final LockSpans spans;
@@ -35,7 +30,7 @@ public final class MeteredEngine implements LockEngine {
 
     private MeteredEngine(LockEngine engine, LockMetrics metrics, LockEventSink events, LockSpans spans, String holder,
             Supplier<LockMode> chosenMode) {
-        this.engine = engine;
+        super(engine);
         this.metrics = metrics;
         this.events = events;
         this.spans = spans;
@@ -48,11 +43,6 @@ public final class MeteredEngine implements LockEngine {
             String holder, Supplier<LockMode> chosenMode) {
         return metrics == LockMetrics.NONE && events == LockEventSink.NONE && spans == LockSpans.NONE ? engine
                 : new MeteredEngine(engine, metrics, events, spans, holder, chosenMode);
-    }
-
-    /** The engine this one reports for. */
-    public LockEngine delegate() {
-        return engine;
     }
 
     @Override
@@ -131,44 +121,9 @@ public final class MeteredEngine implements LockEngine {
     }
 
     @Override
-    public boolean isLocked(LockName lock) {
-        return engine.isLocked(lock);
-    }
-
-    @Override
-    public Optional<LockInfo> inspect(LockName lock) {
-        return engine.inspect(lock);
-    }
-
-    @Override
-    public List<LockInfo> held() {
-        return engine.held();
-    }
-
-    @Override
-    public List<LockInfo> holders() {
-        return engine.holders();
-    }
-
-    @Override
-    public boolean forceRelease(LockName lock) {
-        return engine.forceRelease(lock);
-    }
-
-    @Override
-    public LockMode mode() {
-        return engine.mode();
-    }
-
-    @Override
-    public EngineHealth health() {
-        return engine.health();
-    }
-
-    @Override
     public void close() {
         try {
-            engine.close();
+            super.close();
         } finally {
             metrics.close();
         }

@@ -61,6 +61,8 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
     private final HolderCensus census;
     private final Keepalive keepalive;
     private final HoldCaps<NamedLock> caps;
+    /** The lock table (fencing tokens), as statements name it. */
+    private final String tableName;
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
             int sharedConnections, LockMetrics metrics, Membership membership) {
@@ -78,6 +80,7 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
         this.onOwn = new OwnSessionAcquisition(connections, statements, membership, names, new WaitForGraph(names),
                 pinned, lifecycle, holds);
         this.fences = new FenceIssuer(connections, table, notifier, holds::isValid);
+        this.tableName = table.name();
         this.caps = new HoldCaps<>("mysql-lock-cap-", connections.executor(), holds::endAtCap);
         this.census = new HolderCensus(connections, table, names, pinned, shared);
         // Last: it starts the periodic work on the parts above.
@@ -162,6 +165,11 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
             holds.loseAtCap(lock);
         }
         throw HoldCaps.notExtended(lock);
+    }
+
+    /** The lock table, which keeps the fencing tokens, as statements name it. */
+    public String tableName() {
+        return tableName;
     }
 
     @Override
