@@ -35,6 +35,7 @@ import io.quarkiverse.mysqllock.deployment.testing.LockApp;
 import io.quarkiverse.mysqllock.deployment.testing.ServerState;
 import io.quarkiverse.mysqllock.test.Background;
 import io.quarkiverse.mysqllock.test.TestDatabase;
+import io.smallrye.mutiny.Uni;
 
 /**
  * A lock released while a JTA transaction is open is released once the transaction has ended: the commit lands under
@@ -111,6 +112,19 @@ abstract class CommitInsideLockContract {
                 return write.isValid();
             }
         }).get(30, TimeUnit.SECONDS)).as("the write lock, once the transaction ended").isTrue();
+    }
+
+    /**
+     * A {@code Uni} method's lock, asked for inside a transaction: its release, when the {@code Uni} completes (on
+     * another thread, where the transaction is not), waits for the transaction it was asked in.
+     */
+    @Test
+    void aUniMethodCalledInsideATransactionReleasesAfterTheCommit() throws Exception {
+        String name = "tx-inside:uni";
+        Ledger.expect(name);
+        assertThat(ledger.awaitsUniLocked(name)).isEqualTo(name);
+        assertThat(Ledger.releasedBeforeCommit).as("released before the transaction committed").doesNotContain(name);
+        assertThat(Ledger.released).as("released once it committed").contains(name);
     }
 
     /** An acquireAll that fails inside a transaction gives back what it took at once: nothing is left held. */
@@ -229,6 +243,23 @@ abstract class CommitInsideLockContract {
             throw new IllegalStateException("roll back");
         }
 
+        @Transactional
+        public String awaitsUniLocked(String name) {
+            registry.registerInterposedSynchronization(new Synchronization() {
+                @Override
+                public void beforeCompletion() {
+                    if (released.contains(name)) {
+                        releasedBeforeCommit.add(name);
+                    }
+                }
+
+                @Override
+                public void afterCompletion(int status) {
+                }
+            });
+            return inner.uniLocked(name).await().atMost(DEADLINE);
+        }
+
         /** Whether {@code free} could be had by another thread, inside the transaction, after acquireAll failed. */
         @Transactional
         public boolean acquireAllFails(String free, String busy) {
@@ -308,6 +339,11 @@ abstract class CommitInsideLockContract {
         @Locked(value = "{name}", mode = Locked.Mode.READ)
         public int reading(String name) {
             return 1;
+        }
+
+        @Locked("{name}")
+        public Uni<String> uniLocked(String name) {
+            return Uni.createFrom().item(name);
         }
     }
 }
