@@ -192,7 +192,7 @@ public final class MySqlLockManagerFactory {
                         config.named().instantLeaderHandOver()),
                 identity, timings,
                 membership -> new NamedLockEngine(connections, table, identity, timings,
-                        config.named().sharedConnections(), metrics, membership),
+                        config.named().sharedConnections(), metrics, membership, config.fencedCommit()),
                 membership -> new LeaseEngine(connections, table, identity, timings, metrics, membership),
                 chosen -> metrics.engineChosen(chosen.mode(), () -> chosen.held().size(),
                         () -> chosen instanceof NamedLockEngine named ? named.pinnedConnections() : 0));

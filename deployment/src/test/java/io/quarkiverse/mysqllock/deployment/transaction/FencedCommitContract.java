@@ -7,6 +7,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -166,6 +168,9 @@ abstract class FencedCommitContract {
         @Inject
         TransactionManager transactions;
 
+        @Inject
+        LockManager locks;
+
         @Locked("{name}")
         public void lockedCallingTransactional(String name, int value) {
             writes.write(name, value);
@@ -176,6 +181,19 @@ abstract class FencedCommitContract {
         public void transactionalLocked(String name, int value) {
             writes.writeNow(name, value);
             meanwhile.accept(name);
+        }
+
+        /** Writes under a lock it releases inside the transaction (checked then), then waits before committing. */
+        @Transactional
+        public void releasesThenWaits(String name, CountDownLatch checked, CountDownLatch commit) throws Exception {
+            locks.withLock(name, Duration.ZERO, () -> {
+                writes.writeNow(name, 1);
+                return null;
+            });
+            checked.countDown();
+            if (!commit.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("never told to commit");
+            }
         }
 
         @Transactional

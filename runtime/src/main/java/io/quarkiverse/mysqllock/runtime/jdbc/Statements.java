@@ -117,6 +117,19 @@ public final class Statements {
         return withLockWait(raw, 1, () -> work.run(""));
     }
 
+    /**
+     * Runs a statement that waits at most {@code seconds} (at least 1) for row locks: MariaDB prefixes it
+     * ({@code SET STATEMENT innodb_lock_wait_timeout = n FOR}); MySQL sets the session's wait around it.
+     */
+    public static <T> T withRowWaitOf(Connection raw, ServerVersion server, long seconds, PrefixedWork<T> work)
+            throws SQLException {
+        long bounded = Math.max(1, seconds);
+        if (server.setStatement()) {
+            return work.run("SET STATEMENT innodb_lock_wait_timeout = " + bounded + " FOR ");
+        }
+        return withLockWait(raw, bounded, () -> work.run(""));
+    }
+
     /** Runs work with the session's variables set as given (numeric ones), then sets them back. */
     public static <T> T withSessionSettings(Connection raw, Map<String, Long> settings, SqlWork<T> work)
             throws SQLException {

@@ -8,6 +8,7 @@ import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.runtime.engine.LossNotifier;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
 import io.quarkiverse.mysqllock.runtime.jdbc.SqlErrors;
+import io.quarkiverse.mysqllock.runtime.jdbc.Statements;
 import io.quarkiverse.mysqllock.runtime.table.LockTable;
 import io.quarkus.runtime.BlockingOperationControl;
 
@@ -58,13 +59,41 @@ final class FenceIssuer {
         lock.fenceIssue.lock();
         try {
             if (lock.fence == 0) {
-                long issued = issueFence(lock);
+                long issued = issueFence(lock, 0);
                 requireValid(lock); // still valid once issued: issued while it was
                 lock.fence = issued;
             }
             return lock.fence;
         } finally {
             lock.fenceIssue.unlock();
+        }
+    }
+
+    /**
+     * With fenced commits, a grant's token, issued before its holder begins: its increment waits for a transaction of
+     * the previous holder that checked the fence (a shared row lock on the name's row) at most until {@code deadline}
+     * ({@link System#nanoTime()}; at least the server's 1 s).
+     *
+     * @throws RowHeld if that transaction had not ended by then: the lock is busy
+     */
+    void issueAtGrant(NamedLock lock, long deadline) {
+        lock.fenceIssue.lock();
+        try {
+            if (lock.fence == 0) {
+                long seconds = (Math.max(0, deadline - System.nanoTime()) + 999_999_999L) / 1_000_000_000L;
+                long issued = issueFence(lock, seconds);
+                requireValid(lock);
+                lock.fence = issued;
+            }
+        } finally {
+            lock.fenceIssue.unlock();
+        }
+    }
+
+    /** A grant's token waited for the previous holder's transaction longer than the acquisition may wait. */
+    static final class RowHeld extends RuntimeException {
+        RowHeld(String message, Throwable cause) {
+            super(message, cause);
         }
     }
 
@@ -75,18 +104,25 @@ final class FenceIssuer {
         }
     }
 
-    private long issueFence(NamedLock lock) {
+    /** @param rowWaitSeconds how long its increment may wait for a row lock; 0 for the session's own wait */
+    private long issueFence(NamedLock lock, long rowWaitSeconds) {
         ConnectionSource.Borrowed borrowed = null;
         long fence;
         Long holder;
         try {
             borrowed = connections.borrowForStatements(lock.name, 0);
             Connection raw = borrowed.raw();
-            fence = table.nextFence(raw, lock.serverName);
+            fence = rowWaitSeconds == 0 ? table.nextFence(raw, lock.serverName)
+                    : Statements.withRowWaitOf(raw, connections.server(raw), rowWaitSeconds,
+                            prefix -> table.nextFence(raw, lock.serverName, prefix));
             holder = SessionStatements.holderOf(raw, lock.serverName);
         } catch (SQLException e) {
             if (borrowed != null) {
                 connections.discard(borrowed.pooled());
+            }
+            if (rowWaitSeconds > 0 && SqlErrors.isLockWaitTimeout(e)) {
+                throw new RowHeld("Lock '" + lock.name + "': its token waited " + rowWaitSeconds + " s for a transaction"
+                        + " of its previous holder, which keeps the name's fence until it commits", e);
             }
             if (SqlErrors.isReadOnly(e)) {
                 connections.readOnlyFound("fencing token of lock '" + lock.name + "'");

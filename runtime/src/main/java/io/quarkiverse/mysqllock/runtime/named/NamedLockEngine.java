@@ -1,10 +1,13 @@
 package io.quarkiverse.mysqllock.runtime.named;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 import io.quarkiverse.mysqllock.LockInfo;
+import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
+import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.EngineHealth;
 import io.quarkiverse.mysqllock.runtime.engine.GrantingEngine;
@@ -63,9 +66,18 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
     private final HoldCaps<NamedLock> caps;
     /** The lock table (fencing tokens), as statements name it. */
     private final String tableName;
+    /** Fenced commits: every grant issues its token before its holder begins ({@link FenceIssuer#issueAtGrant}). */
+    private final boolean tokensAtGrant;
 
     public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
             int sharedConnections, LockMetrics metrics, Membership membership) {
+        this(connections, table, identity, timings, sharedConnections, metrics, membership, false);
+    }
+
+    /** @param tokensAtGrant fenced commits: every grant issues its fencing token before its holder begins */
+    public NamedLockEngine(ConnectionSource connections, LockTable table, String identity, LockTimings timings,
+            int sharedConnections, LockMetrics metrics, Membership membership, boolean tokensAtGrant) {
+        this.tokensAtGrant = tokensAtGrant;
         this.notifier = new LossNotifier(metrics, LockMode.NAMED);
         this.membership = membership;
         this.connections = connections;
@@ -116,6 +128,24 @@ public final class NamedLockEngine implements LockEngine, GrantingEngine<NamedLo
             }
         }
         ControlledHandle taken = take(name, serverName, start, deadline, throwIfBusy, me);
+        if (taken != null && tokensAtGrant) {
+            try {
+                fences.issueAtGrant(HoldHandle.lockOf(taken, NamedLock.class), deadline);
+            } catch (FenceIssuer.RowHeld e) {
+                taken.release();
+                return Refusals.busy(name, start, throwIfBusy, null,
+                        "a transaction of its previous holder, which has not committed yet (fenced commit)");
+            } catch (LockLostException e) {
+                // lost already: its holder is told (isValid, onLost), and a @Locked body does not run
+            } catch (RuntimeException e) {
+                taken.release();
+                throw new LockNotAcquiredException(name, Duration.ofNanos(System.nanoTime() - start),
+                        LockNotAcquiredException.Reason.DATABASE_ERROR, null, "Lock '" + name + "' was granted, but"
+                                + " its fencing token, which fenced commits need before its holder begins, could not"
+                                + " be issued (it was released): " + e.getMessage(),
+                        e);
+            }
+        }
         if (taken != null && capNanos > 0) {
             // No lease here: the lock ends with its session, or when this process ends it at the cap.
             caps.capAt(HoldHandle.lockOf(taken, NamedLock.class), capNanos);

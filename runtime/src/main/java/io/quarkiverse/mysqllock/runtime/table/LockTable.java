@@ -195,7 +195,12 @@ public final class LockTable {
      * connection that holds the lock, so that it succeeds only while that session, and so the lock, is alive.
      */
     public long nextFence(Connection connection, String serverName) throws SQLException {
-        return withTable(connection, () -> incrementOrSeed(connection, serverName));
+        return nextFence(connection, serverName, "");
+    }
+
+    /** {@link #nextFence}, its increment prefixed ({@code SET STATEMENT ... FOR}, to bound its row-lock wait). */
+    public long nextFence(Connection connection, String serverName, String prefix) throws SQLException {
+        return withTable(connection, () -> incrementOrSeed(connection, serverName, prefix));
     }
 
     /**
@@ -312,10 +317,10 @@ public final class LockTable {
         }
     }
 
-    private long incrementOrSeed(Connection connection, String serverName) throws SQLException {
+    private long incrementOrSeed(Connection connection, String serverName, String prefix) throws SQLException {
         for (int attempt = 1;; attempt++) {
             try {
-                return incrementOrSeedOnce(connection, serverName);
+                return incrementOrSeedOnce(connection, serverName, prefix);
             } catch (SQLException e) {
                 // a seed waiting for a purge's row lock while the purge waits for the seed's lock on the floor row
                 if (!SqlErrors.isDeadlock(e) || attempt >= DEADLOCK_RETRIES) {
@@ -325,21 +330,22 @@ public final class LockTable {
         }
     }
 
-    private long incrementOrSeedOnce(Connection connection, String serverName) throws SQLException {
-        long fence = increment(connection, serverName);
+    private long incrementOrSeedOnce(Connection connection, String serverName, String prefix) throws SQLException {
+        long fence = increment(connection, serverName, prefix);
         if (fence > 0) {
             return fence;
         }
         seed(connection, serverName);
-        fence = increment(connection, serverName);
+        fence = increment(connection, serverName, prefix);
         if (fence <= 0) {
             throw new SQLException("The lock table '" + table + "' has no row for '" + serverName + "' after seeding it");
         }
         return fence;
     }
 
-    private long increment(Connection connection, String serverName) throws SQLException {
-        try (PreparedStatement statement = connection.prepareStatement(nextFence, Statement.RETURN_GENERATED_KEYS)) {
+    private long increment(Connection connection, String serverName, String prefix) throws SQLException {
+        try (PreparedStatement statement = connection.prepareStatement(prefix + nextFence,
+                Statement.RETURN_GENERATED_KEYS)) {
             statement.setString(1, serverName);
             return updateReturningFence(statement, serverName);
         }

@@ -2,7 +2,6 @@ package io.quarkiverse.mysqllock.runtime.transaction;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -11,7 +10,6 @@ import jakarta.transaction.Transaction;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockLostException;
 import io.quarkiverse.mysqllock.LockMode;
-import io.quarkiverse.mysqllock.LockNotAcquiredException;
 import io.quarkiverse.mysqllock.runtime.engine.ControlledHandle;
 import io.quarkiverse.mysqllock.runtime.engine.ForwardingEngine;
 import io.quarkiverse.mysqllock.runtime.engine.LockEngine;
@@ -77,30 +75,8 @@ public final class TransactionBoundEngine extends ForwardingEngine {
         if (handle == null) {
             return null;
         }
-        if (fencedCommits) {
-            issueToken(request, handle);
-        }
         return new TransactionBoundHandle(handle, transactions, askedIn, request.serverName(),
                 fencedCommits ? fences : null, ownThread);
-    }
-
-    /**
-     * With fenced commits every grant has its token before its holder does anything: on NAMED the token is issued now
-     * (on LEASE the take made it), raising the name's fence, which a transaction of the previous holder that checked it
-     * makes wait for its end. A lock lost meanwhile stays lost (its holder is told as for any loss).
-     */
-    private static void issueToken(LockRequest request, ControlledHandle handle) {
-        try {
-            handle.fencingToken();
-        } catch (LockLostException e) {
-            // lost already: its holder is told (isValid, onLost), and a @Locked body does not run
-        } catch (RuntimeException e) {
-            handle.release();
-            throw new LockNotAcquiredException(request.name(), Duration.ZERO, LockNotAcquiredException.Reason.DATABASE_ERROR,
-                    null, "Lock '" + request.name() + "' was granted, but its fencing token could not be issued, which"
-                            + " fenced commits need before its holder begins (it was released): " + e.getMessage(),
-                    e);
-        }
     }
 
     /**
