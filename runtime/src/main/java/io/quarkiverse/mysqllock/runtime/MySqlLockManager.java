@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -77,6 +78,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     private final LateReleases lateReleases = new LateReleases();
     /** The wait at shutdown for work in progress to release its locks. */
     private final HeldAtShutdown shutdown = new HeldAtShutdown();
+    private final AtomicBoolean closed = new AtomicBoolean();
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
     private final Duration defaultWait;
@@ -480,10 +482,15 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
         }, engine);
     }
 
-    /** Ends what is left held once work in progress had its time ({@link #awaitWorkInProgress}), telling its holders. */
+    /**
+     * Ends what is left held once work in progress had its time ({@link #awaitWorkInProgress}), telling its holders, and
+     * leaves the fleet. Once: at the shutdown's start ({@link ShutdownWait}), again as its bean ends.
+     */
     @Override
     public void close() {
-        awaitWorkInProgress(System.nanoTime());
-        engine.close();
+        if (closed.compareAndSet(false, true)) {
+            awaitWorkInProgress(System.nanoTime());
+            engine.close();
+        }
     }
 }
