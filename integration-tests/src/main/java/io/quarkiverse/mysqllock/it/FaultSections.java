@@ -23,6 +23,12 @@ public class FaultSections {
         section.run();
     }
 
+    /** A critical section under the lock of {@code name}, released as the method returns (the transaction workload). */
+    @Locked(value = "{name}", waitFor = "1s")
+    public void lockedPlainly(String name, Section section) {
+        section.run();
+    }
+
     /** Fails with an {@code Error}: thrown by the method itself, or as its Uni's failure. Its lock must come back. */
     @Locked(value = "{name}", waitFor = "1s")
     public Uni<Void> failing(String name, boolean thrown) {

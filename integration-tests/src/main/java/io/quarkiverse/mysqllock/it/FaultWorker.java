@@ -46,6 +46,8 @@ import io.vertx.core.Vertx;
  * {@code acquireAll} of two hot names (a section per name), a read-write lock's writer (sections on {@code rw:<name>},
  * fenced by the writer's token) beside its readers (not journaled: they share), and an asynchronous {@code @Locked}
  * method that fails with an {@code Error} (not journaled: its lock must come back, or the hot name stays held).
+ * With {@code fault-worker.workload=transactions} each section is a JTA transaction under the lock instead
+ * ({@link TransactionWorker}).
  * The routes with a handle register a listener: the others learn of a loss from the exception their API throws, so a
  * loss they hide is a silent loss to the checker.
  * <p>
@@ -82,6 +84,8 @@ public class FaultWorker {
     FaultJournal journal;
     @Inject
     LeaderWorker leaders;
+    @Inject
+    TransactionWorker transactions;
     @Inject
     FencedResource resource;
     @Inject
@@ -243,6 +247,10 @@ public class FaultWorker {
             String name = route == Route.RUN_ONCE ? "once-" + System.currentTimeMillis() / 2000
                     : names.get(random.nextInt(names.size()));
             try {
+                if (workload.equals("transactions")) {
+                    transactions.run(section, names.get(random.nextInt(names.size())), wait);
+                    continue;
+                }
                 switch (semaphore != null ? Route.PERMIT : route) {
                     case PERMIT -> acquire(section, () -> semaphore.acquire(wait), null);
                     case ACQUIRE -> acquire(section, name);

@@ -116,6 +116,9 @@ final class FaultEnvironment {
             properties.put("fault-worker.id", worker);
             properties.put("fault-worker.threads", String.valueOf(options.threads()));
             properties.put("fault-worker.workload", scenario.workload());
+            if (scenario.transactions()) {
+                properties.put("quarkus.mysql-lock.fenced-commit", String.valueOf(scenario.fencedCommit()));
+            }
             properties.put("fault-worker.names", String.join(",", names));
             properties.put("fault-worker.journal", directory.resolve(worker + ".tsv").toAbsolutePath().toString());
             if (scenario.jobs()) {
@@ -215,8 +218,14 @@ final class FaultEnvironment {
                 + " last_fence BIGINT NOT NULL DEFAULT 0)");
         db.execute("CREATE TABLE resource_write (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
                 + " fence BIGINT NOT NULL, section VARCHAR(100) NOT NULL, written_at BIGINT NOT NULL)");
+        // the transaction workload's data: a counter per name, and a row per commit (TransactionChecker)
+        db.execute("CREATE TABLE tx_counter (name VARCHAR(64) PRIMARY KEY, seq BIGINT NOT NULL DEFAULT 0,"
+                + " value BIGINT NOT NULL DEFAULT 0)");
+        db.execute("CREATE TABLE tx_commit (id BIGINT AUTO_INCREMENT PRIMARY KEY, name VARCHAR(64) NOT NULL,"
+                + " section VARCHAR(100) NOT NULL, token BIGINT NOT NULL, seen_seq BIGINT NOT NULL, seq BIGINT NOT NULL)");
         for (String name : names) {
             db.execute("INSERT INTO resource (name) VALUES ('" + name + "')");
+            db.execute("INSERT INTO tx_counter (name) VALUES ('" + name + "')");
         }
     }
 

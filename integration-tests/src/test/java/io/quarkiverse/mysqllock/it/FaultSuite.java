@@ -210,7 +210,8 @@ public final class FaultSuite {
                     .map(w -> w.id() + "\t" + w.name() + "\t" + w.fence() + "\t" + w.section() + "\t" + w.writtenAt())
                     .toList());
             FaultChecker checker = new FaultChecker(engine, scenario.leader(), history, faults, names,
-                    env.recoveryBound().toNanos() / 1000, env.longestTtl().toNanos() / 1000).check();
+                    env.recoveryBound().toNanos() / 1000, env.longestTtl().toNanos() / 1000);
+            checker = scenario.transactions() ? checker.checkLiveness() : checker.check();
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("seconds", (ended - started) / 1_000_000);
             figures.put("workers x threads", options.workers() + " x "
@@ -224,6 +225,13 @@ public final class FaultSuite {
                             controls.requests(), started, ended).check();
                     figures.putAll(jobs.figures);
                     violations.addAll(jobs.violations);
+                }
+            }
+            if (scenario.transactions()) {
+                try (Connection connection = env.connectForChecks()) {
+                    TransactionChecker commits = TransactionChecker.read(connection).check();
+                    figures.putAll(commits.figures);
+                    violations.addAll(commits.violations);
                 }
             }
             if (env.cluster != null) {

@@ -56,7 +56,17 @@ enum Scenario {
      * ({@link JobChecker} judges the ticks); each run a section on the job's lock.
      */
     SCHEDULING_NAMED(LockMode.NAMED, null, "scheduled jobs, NAMED"),
-    SCHEDULING_LEASE(LockMode.LEASE, null, "scheduled jobs, LEASE");
+    SCHEDULING_LEASE(LockMode.LEASE, null, "scheduled jobs, LEASE"),
+    /**
+     * Critical sections that write in a JTA transaction under the lock ({@code TransactionWorker}), with
+     * {@code quarkus.mysql-lock.fenced-commit=true}: no commit may land once a later holder was granted the lock
+     * ({@link TransactionChecker}).
+     */
+    TRANSACTIONS_NAMED(LockMode.NAMED, null, "transactions, fenced commits, NAMED"),
+    TRANSACTIONS_LEASE(LockMode.LEASE, null, "transactions, fenced commits, LEASE"),
+    /** The same without fenced commits: shows the stale commits the checker counts (not a failure of the run). */
+    TRANSACTIONS_UNFENCED_NAMED(LockMode.NAMED, null, "transactions, commits not fenced, NAMED"),
+    TRANSACTIONS_UNFENCED_LEASE(LockMode.LEASE, null, "transactions, commits not fenced, LEASE");
 
     final LockMode engine;
     /** Null on a single server. */
@@ -81,9 +91,18 @@ enum Scenario {
         return this == SCHEDULING_NAMED || this == SCHEDULING_LEASE;
     }
 
+    boolean transactions() {
+        return fencedCommit() || this == TRANSACTIONS_UNFENCED_NAMED || this == TRANSACTIONS_UNFENCED_LEASE;
+    }
+
+    /** Whether the workers fence their commits ({@code quarkus.mysql-lock.fenced-commit}). */
+    boolean fencedCommit() {
+        return this == TRANSACTIONS_NAMED || this == TRANSACTIONS_LEASE;
+    }
+
     /** What the workers do: {@code FaultWorker}'s {@code fault-worker.workload}. */
     String workload() {
-        return leader() ? "leader" : semaphore() ? "semaphore" : jobs() ? "jobs" : "locks";
+        return leader() ? "leader" : semaphore() ? "semaphore" : jobs() ? "jobs" : transactions() ? "transactions" : "locks";
     }
 
     boolean galera() {
@@ -111,11 +130,15 @@ enum Scenario {
 
     /** Whether the lock's guarantees must hold (a violation fails the run), or the run shows what breaks. */
     boolean guaranteed() {
-        return replication != Durability.ASYNC && this != GALERA_SKEW_BEYOND;
+        return replication != Durability.ASYNC && this != GALERA_SKEW_BEYOND && (!transactions() || fencedCommit());
     }
 
     /** What a run of a scenario without guarantees shows, for its violations. */
     String unguaranteed() {
+        if (transactions()) {
+            return "what commits not fenced let through: a holder's commit after a later holder was granted the lock"
+                    + " (shown on purpose, not a failure of the run)";
+        }
         return this == GALERA_SKEW_BEYOND
                 ? "what a server clock ahead beyond max-clock-skew breaks (shown on purpose, not a failure of the run)"
                 : "what asynchronous replication cannot prevent (acknowledged transactions lost by the failover;"
@@ -155,6 +178,7 @@ enum Scenario {
                 .orElseThrow(() -> new IllegalArgumentException("Unknown fault scenario '" + value + "' in"
                         + " faults.scenarios: use named, lease, failover-semisync, failover-async, galera,"
                         + " galera-skew-within, galera-skew-beyond, leader-named, leader-lease, semaphore-named,"
-                        + " semaphore-lease, scheduling-named or scheduling-lease"));
+                        + " semaphore-lease, scheduling-named, scheduling-lease, transactions-named, transactions-lease,"
+                        + " transactions-unfenced-named or transactions-unfenced-lease"));
     }
 }
