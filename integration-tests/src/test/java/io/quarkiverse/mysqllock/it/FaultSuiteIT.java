@@ -76,6 +76,29 @@ class FaultSuiteIT {
     }
 
     /**
+     * Critical sections that write in a JTA transaction under the lock, with fenced commits, on both engines: holders
+     * paused, killed, their sessions killed between their release and their commit. No commit lands after a later
+     * holder was granted the lock, no update is lost ({@link TransactionChecker}). The JVM run's only
+     * ({@code -Dfaults.ci.transactions=false}): CI has no room for it twice.
+     */
+    @Test
+    void noTransactionCommitsOnceALaterHolderWasGranted() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.parseBoolean(System.getProperty("faults.ci.transactions",
+                "true")), "the transaction runs are the JVM run's (-Dfaults.ci.transactions=false: the native run)");
+        Options defaults = Options.fromSystemProperties();
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.transactions.seconds", 35)),
+                List.of(Scenario.TRANSACTIONS_NAMED, Scenario.TRANSACTIONS_LEASE), 3, 8, defaults.names(),
+                defaults.ttl(), defaults.keepalive(), report("-transactions"), defaults.seed(), System.out);
+        for (Result result : FaultSuite.run(options)) {
+            String label = result.scenario().label;
+            assertThat(result.violations()).as("%s violations", label).isEmpty();
+            assertThat((Long) result.figures().get(TransactionChecker.STALE)).as("%s stale commits", label).isZero();
+            assertThat((Long) result.figures().get("transactions committed")).as("%s commits", label)
+                    .isGreaterThan(100);
+        }
+    }
+
+    /**
      * The runs against server topologies (Galera nodes failing, database clocks skewed, a replica promoted) test how the
      * LEASE engine meets the servers; the native run of these tests ({@code -Dfaults.ci.topologies=false}) leaves them to
      * the JVM run of the same build: the engine's code is the same, and CI's 45 minutes have no room for them twice.
