@@ -22,6 +22,7 @@ import jakarta.transaction.Transaction;
 
 import io.quarkiverse.mysqllock.DistributedReadWriteLock;
 import io.quarkiverse.mysqllock.DistributedSemaphore;
+import io.quarkiverse.mysqllock.FenceGuard;
 import io.quarkiverse.mysqllock.LeaderElection;
 import io.quarkiverse.mysqllock.LockHandle;
 import io.quarkiverse.mysqllock.LockInfo;
@@ -79,6 +80,7 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
     /** The wait at shutdown for work in progress to release its locks. */
     private final HeldAtShutdown shutdown = new HeldAtShutdown();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile FenceGuard fenceGuard;
     /** Where {@code @Locked} methods' calls are counted; none until {@link #measure} is called. */
     private volatile LockMetrics metrics = LockMetrics.NONE;
     private final Duration defaultWait;
@@ -116,6 +118,16 @@ public class MySqlLockManager implements LockManager, AutoCloseable {
             TransactionScopedLocks transactionLocks, Transactions transactions) {
         this(engine, names, defaultWait, Infrastructure.getDefaultWorkerPool(), records, transactionLocks,
                 transactions);
+    }
+
+    /** Where the tokens other services send are admitted ({@link FenceGuard}): the lock table, or memory. */
+    void guardFencesWith(FenceGuard guard) {
+        this.fenceGuard = guard;
+    }
+
+    /** The fence guard of this manager's lock table ({@link FenceGuard}). */
+    public FenceGuard fenceGuard() {
+        return fenceGuard;
     }
 
     /** {@code @Locked} methods' calls are counted with these metrics (the engine's are its own). */

@@ -22,6 +22,8 @@ import io.quarkiverse.mysqllock.runtime.engine.LockMetrics;
 import io.quarkiverse.mysqllock.runtime.engine.LockTimings;
 import io.quarkiverse.mysqllock.runtime.features.TableRecords;
 import io.quarkiverse.mysqllock.runtime.features.TransactionScopedLocks;
+import io.quarkiverse.mysqllock.runtime.fence.MemoryFenceGuard;
+import io.quarkiverse.mysqllock.runtime.fence.TableFenceGuard;
 import io.quarkiverse.mysqllock.runtime.fleet.EngineAgreement;
 import io.quarkiverse.mysqllock.runtime.fleet.SelectingEngine;
 import io.quarkiverse.mysqllock.runtime.jdbc.ConnectionSource;
@@ -204,6 +206,8 @@ public final class MySqlLockManagerFactory {
                 new TableRecords(connections, table, timings.maxClockSkewMicros(), identity),
                 new TransactionScopedLocks(dataSource, connections, table, transactions), Transactions.of(transactions));
         manager.confirmLeadersWithin(timings.leaderWindow(), config.named().instantLeaderHandOver());
+        manager.guardFencesWith(new TableFenceGuard(dataSource, connections, table.name(),
+                lock -> names.recordRow("seen", lock)));
         return manager;
     }
 
@@ -218,10 +222,12 @@ public final class MySqlLockManagerFactory {
         }
         String identity = holderIdentity(config.instanceId().orElse(null));
         InMemoryEngine engine = new InMemoryEngine(dataSourceName, identity, metrics);
-        return new MySqlLockManager(TransactionBoundEngine.of(MeteredEngine.of(engine, metrics, CdiEvents.lockEvents(),
-                spans, identity, () -> LockMode.LEASE), Transactions.of(transactions),
+        MySqlLockManager manager = new MySqlLockManager(TransactionBoundEngine.of(MeteredEngine.of(engine, metrics,
+                CdiEvents.lockEvents(), spans, identity, () -> LockMode.LEASE), Transactions.of(transactions),
                 FencedCommits.inMemory(engine::newestFence), config.fencedCommit()), names, config.defaultWait(), null,
                 null, Transactions.of(transactions));
+        manager.guardFencesWith(new MemoryFenceGuard());
+        return manager;
     }
 
     /** Why {@code in-memory} is refused outside tests and dev mode. */

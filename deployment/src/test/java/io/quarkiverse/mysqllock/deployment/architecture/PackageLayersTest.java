@@ -27,14 +27,15 @@ class PackageLayersTest {
             "runtime");
     /** "" is the runtime root. */
     private static final Map<String, Set<String>> ALLOWED = Map.ofEntries(
-            Map.entry("", Set.of("coordination", "engine", "features", "fleet", "jdbc", "jobs", "lease", "memory", "metrics",
-                    "named", "table", "topology", "tracing", "transaction")),
+            Map.entry("", Set.of("coordination", "engine", "features", "fence", "fleet", "jdbc", "jobs", "lease", "memory",
+                    "metrics", "named", "table", "topology", "tracing", "transaction")),
             Map.entry("features", Set.of("coordination", "engine", "jdbc", "jobs", "memory", "named", "table",
                     "transaction")),
             Map.entry("transaction", Set.of("engine")),
             Map.entry("jobs", Set.of("engine", "jdbc", "memory", "table")),
             Map.entry("memory", Set.of("engine", "jdbc", "table")),
-            Map.entry("locked", Set.of("", "coordination", "engine", "features", "jdbc", "jobs")),
+            Map.entry("locked", Set.of("", "coordination", "engine", "features", "fence", "jdbc", "jobs")),
+            Map.entry("fence", Set.of("jdbc")),
             Map.entry("health", Set.of("", "engine", "jdbc", "jobs")),
             Map.entry("devui", Set.of("", "engine", "jdbc")),
             Map.entry("metrics", Set.of("engine")),
@@ -46,7 +47,7 @@ class PackageLayersTest {
             Map.entry("engine", Set.of("jdbc")),
             Map.entry("table", Set.of("jdbc")),
             Map.entry("coordination", Set.of()),
-            Map.entry("rest", Set.of("")),
+            Map.entry("rest", Set.of("", "fence")),
             Map.entry("jdbc", Set.of()));
     private static final String STRING = "\"(?:[^\"\\\\\\n]|\\\\.)*\"";
     /** Any reference: an import (also static or with a wildcard), or a qualified name in the code or its comments. */

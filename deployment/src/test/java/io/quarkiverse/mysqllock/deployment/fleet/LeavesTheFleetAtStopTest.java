@@ -2,6 +2,8 @@ package io.quarkiverse.mysqllock.deployment.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
+
 import jakarta.enterprise.context.ApplicationScoped;
 import jakarta.enterprise.context.BeforeDestroyed;
 import jakarta.enterprise.event.Observes;
@@ -29,6 +31,7 @@ class LeavesTheFleetAtStopTest {
     static final String TABLE = "leave_at_stop_lock";
     /** Where the application's last look goes: a system property, since the test sees its classes in another loader. */
     static final String AS_BEANS_END = "leave-at-stop.members-as-beans-end";
+    static final String LOCK_AS_BEANS_END = "leave-at-stop.lock-as-beans-end";
 
     @RegisterExtension
     static final QuarkusUnitTest app = LockApp.app(AsBeansEnd.class)
@@ -38,6 +41,8 @@ class LeavesTheFleetAtStopTest {
                 assertThat(System.getProperty(AS_BEANS_END))
                         .as("live memberships in " + TABLE + " as Quarkus began to end its beans").isEqualTo("0");
                 assertThat(liveMembers()).as("live memberships in " + TABLE + " once the application stopped").isZero();
+                assertThat(System.getProperty(LOCK_AS_BEANS_END)).as("a lock asked for as the beans end")
+                        .isEqualTo("IllegalStateException: The lock manager is shut down");
             });
 
     @Inject
@@ -52,8 +57,18 @@ class LeavesTheFleetAtStopTest {
     /** Looks as Quarkus begins to end its beans, after the shutdown's observers. */
     @Singleton
     static class AsBeansEnd {
+
+        @Inject
+        LockManager locks;
+
         void look(@Observes @BeforeDestroyed(ApplicationScoped.class) Object event) {
             System.setProperty(AS_BEANS_END, String.valueOf(liveMembers()));
+            try {
+                locks.acquire("late", Duration.ZERO).release();
+                System.setProperty(LOCK_AS_BEANS_END, "granted");
+            } catch (RuntimeException e) {
+                System.setProperty(LOCK_AS_BEANS_END, e.getClass().getSimpleName() + ": " + e.getMessage());
+            }
         }
     }
 

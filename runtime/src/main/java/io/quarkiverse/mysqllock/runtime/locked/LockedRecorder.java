@@ -120,4 +120,23 @@ public class LockedRecorder {
     public RuntimeValue<LockedMethods> lockedMethods(RuntimeValue<Map<String, LockedMethod>> table) {
         return new RuntimeValue<>(new LockedMethods(table.getValue()));
     }
+
+    /** The lock names of the {@code @Fenced} methods, filled by {@link #addFenced}. */
+    public RuntimeValue<Map<String, FencedMethods.FencedMethod>> newFencedTable() {
+        return new RuntimeValue<>(new HashMap<>());
+    }
+
+    /**
+     * A {@code @Fenced} method's lock: written out, or built by {@code resolver} (null when written out); its tokens in
+     * the lock table of {@code dataSource} (null: the lock datasource).
+     */
+    public void addFenced(RuntimeValue<Map<String, FencedMethods.FencedMethod>> table, String key, String fixedName,
+            RuntimeValue<LockNameResolver> resolver, String dataSource) {
+        table.getValue().put(key, new FencedMethods.FencedMethod(fixedName, resolver == null ? null : resolver.getValue(),
+                dataSource));
+    }
+
+    public RuntimeValue<FencedMethods> fencedMethods(RuntimeValue<Map<String, FencedMethods.FencedMethod>> table) {
+        return new RuntimeValue<>(new FencedMethods(table.getValue()));
+    }
 }
