@@ -21,6 +21,7 @@ import org.jboss.logging.Logger;
 import io.quarkiverse.mysqllock.FenceRefusedException;
 import io.quarkiverse.mysqllock.Fenced;
 import io.quarkiverse.mysqllock.runtime.fence.IncomingFence;
+import io.quarkiverse.mysqllock.runtime.locked.DataSourceManagers;
 import io.quarkiverse.mysqllock.runtime.locked.FenceGuards;
 import io.quarkiverse.mysqllock.runtime.locked.FencedInterceptor;
 import io.quarkiverse.mysqllock.runtime.locked.FencedMethods;
@@ -53,6 +54,7 @@ class FencedProcessor {
 
     private static final Logger LOG = Logger.getLogger(FencedProcessor.class);
     static final DotName FENCED = DotName.createSimple(Fenced.class);
+    static final DotName TRANSACTIONAL = DotName.createSimple("jakarta.transaction.Transactional");
     /** By name: they implement jakarta.ws.rs types, which an application without REST does not have. */
     static final String FILTER = "io.quarkiverse.mysqllock.runtime.rest.FenceHeaderFilter";
     static final String MAPPER = "io.quarkiverse.mysqllock.runtime.rest.FenceRefusedExceptionMapper";
@@ -65,7 +67,7 @@ class FencedProcessor {
     @BuildStep
     AdditionalBeanBuildItem beans() {
         return AdditionalBeanBuildItem.builder().addBeanClasses(FencedInterceptor.class, FenceGuards.class,
-                IncomingFence.class).setUnremovable().build();
+                IncomingFence.class, DataSourceManagers.class).setUnremovable().build();
     }
 
     /** The methods' table, as a {@code @Singleton} bean; an invalid {@code @Fenced} fails the build, saying why. */
@@ -185,29 +187,19 @@ class FencedProcessor {
                     + " name, or build it from parameters ({param}): it must be the lock the callers hold");
             return null;
         }
-        List<LockNameTemplate.Segment> segments;
-        try {
-            segments = LockNameTemplate.parse(template);
-        } catch (IllegalArgumentException e) {
-            errors.add(description + ": lock name template \"" + template + "\" is invalid: " + e.getMessage());
+        LockNamePlaceholders.Resolved name = LockNamePlaceholders.parseAndResolve(index, method, template, template,
+                description, errors);
+        if (name == null) {
             return null;
         }
-        int before = errors.size();
-        List<LockNamePlaceholders.Placeholder> placeholders = new ArrayList<>();
-        StringBuilder fixed = new StringBuilder();
-        for (LockNameTemplate.Segment segment : segments) {
-            if (segment.isPlaceholder()) {
-                placeholders.add(LockNamePlaceholders.resolve(index, method, segment, template, description, errors));
-            } else {
-                fixed.append(segment.literal());
-            }
-        }
-        if (errors.size() > before) {
-            return null;
+        if (!method.hasAnnotation(TRANSACTIONAL) && !method.declaringClass().hasDeclaredAnnotation(TRANSACTIONAL)) {
+            LOG.warnf("%s is not @Transactional: its fence is checked as the request comes in, and a stale request that"
+                    + " passed a moment before a newer one may still write after it. Make it @Transactional, with its"
+                    + " writes in the database of the lock table that keeps the tokens", description);
         }
         String key = LockedMethodScanner.key(method);
-        boolean templated = !placeholders.isEmpty();
-        return new FencedMethod(key, templated ? null : fixed.toString(),
-                templated ? LockNameResolverGenerator.className("fenced:" + key) : null, segments, placeholders, "");
+        return new FencedMethod(key, name.templated() ? null : name.fixedName(),
+                name.templated() ? LockNameResolverGenerator.className("fenced:" + key) : null, name.segments(),
+                name.placeholders(), "");
     }
 }

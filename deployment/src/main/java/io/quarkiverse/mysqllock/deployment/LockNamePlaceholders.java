@@ -106,4 +106,40 @@ final class LockNamePlaceholders {
     private static String capitalize(String name) {
         return Character.toUpperCase(name.charAt(0)) + name.substring(1);
     }
+
+    /** A template parsed and its placeholders resolved: its written-out text when it has none. */
+    record Resolved(List<LockNameTemplate.Segment> segments, List<Placeholder> placeholders, String fixedName) {
+
+        boolean templated() {
+            return !placeholders.isEmpty();
+        }
+    }
+
+    /**
+     * Parses {@code parsed} (the template, or the name it defaults to) and resolves its placeholders against the method;
+     * null when it does not, with why in {@code errors}.
+     *
+     * @param template the template as written, for the messages
+     */
+    static Resolved parseAndResolve(IndexView index, MethodInfo method, String parsed, String template,
+            String description, List<String> errors) {
+        List<LockNameTemplate.Segment> segments;
+        try {
+            segments = LockNameTemplate.parse(parsed);
+        } catch (IllegalArgumentException e) {
+            errors.add(description + ": lock name template \"" + template + "\" is invalid: " + e.getMessage());
+            return null;
+        }
+        int before = errors.size();
+        List<Placeholder> placeholders = new ArrayList<>();
+        StringBuilder fixed = new StringBuilder();
+        for (LockNameTemplate.Segment segment : segments) {
+            if (segment.isPlaceholder()) {
+                placeholders.add(resolve(index, method, segment, template, description, errors));
+            } else {
+                fixed.append(segment.literal());
+            }
+        }
+        return errors.size() > before ? null : new Resolved(segments, placeholders, fixed.toString());
+    }
 }

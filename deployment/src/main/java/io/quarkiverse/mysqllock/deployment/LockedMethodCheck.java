@@ -1,7 +1,6 @@
 package io.quarkiverse.mysqllock.deployment;
 
 import java.lang.reflect.Modifier;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -122,14 +121,13 @@ final class LockedMethodCheck {
                     + " exclude each other. Write the name, or build it from parameters ({param})");
             return null;
         }
-        List<LockNameTemplate.Segment> segments;
-        try {
-            segments = LockNameTemplate
-                    .parse(template.isEmpty() ? method.declaringClass().name() + "#" + method.name() : template);
-        } catch (IllegalArgumentException e) {
-            errors.add(description + ": lock name template \"" + template + "\" is invalid: " + e.getMessage());
+        LockNamePlaceholders.Resolved name = LockNamePlaceholders.parseAndResolve(index, method,
+                template.isEmpty() ? method.declaringClass().name() + "#" + method.name() : template, template,
+                description, errors);
+        if (name == null) {
             return null;
         }
+        List<LockNameTemplate.Segment> segments = name.segments();
         if (!segments.isEmpty() && !segments.get(0).isPlaceholder()
                 && segments.get(0).literal().startsWith(LockNames.TICK_ROW_PREFIX)) {
             errors.add(description + ": lock name template \"" + template + "\" begins with '"
@@ -137,15 +135,7 @@ final class LockedMethodCheck {
                     + " methods record their ticks are named so. Choose another name");
             return null;
         }
-        List<LockNamePlaceholders.Placeholder> placeholders = new ArrayList<>();
-        StringBuilder fixed = new StringBuilder();
-        for (LockNameTemplate.Segment segment : segments) {
-            if (segment.isPlaceholder()) {
-                placeholders.add(LockNamePlaceholders.resolve(index, method, segment, template, description, errors));
-            } else {
-                fixed.append(segment.literal());
-            }
-        }
+        List<LockNamePlaceholders.Placeholder> placeholders = name.placeholders();
         for (LockNamePlaceholders.Placeholder placeholder : errors.size() == before ? placeholders
                 : List.<LockNamePlaceholders.Placeholder> of()) {
             if (handleParameter >= 0 && placeholder.parameter() == handleParameter) {
@@ -158,7 +148,7 @@ final class LockedMethodCheck {
             return null;
         }
         boolean templated = !placeholders.isEmpty();
-        return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : fixed.toString(),
+        return new CheckedLockedMethodBuildItem(found.key(), description, templated ? null : name.fixedName(),
                 templated ? LockNameResolverGenerator.className(found.key()) : null, segments, placeholders, wait, onBusy,
                 atLeastFor, atMostFor, mode, permits, kind, tickParameter, interruptOnLoss, handleParameter,
                 scheduled(method, tickParameter, "every"), scheduled(method, tickParameter, "cron"),

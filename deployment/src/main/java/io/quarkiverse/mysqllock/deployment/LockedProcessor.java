@@ -15,6 +15,7 @@ import jakarta.inject.Singleton;
 import org.jboss.logging.Logger;
 
 import io.quarkiverse.mysqllock.Locked;
+import io.quarkiverse.mysqllock.runtime.locked.DataSourceManagers;
 import io.quarkiverse.mysqllock.runtime.locked.JobLaunches;
 import io.quarkiverse.mysqllock.runtime.locked.LockNameResolver;
 import io.quarkiverse.mysqllock.runtime.locked.LockedInterceptor;
@@ -54,7 +55,7 @@ class LockedProcessor {
 
     @BuildStep
     AdditionalBeanBuildItem interceptor() {
-        return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class)
+        return AdditionalBeanBuildItem.builder().addBeanClasses(LockedInterceptor.class, DataSourceManagers.class)
                 .setUnremovable().build();
     }
 

@@ -78,10 +78,11 @@ class NativeRegistrationsTest {
                 + " io/quarkiverse/mysqllock/runtime/locked/SuspendCall$Emitting.class"
                 + " io/quarkiverse/mysqllock/runtime/locked/SuspendCall.class");
         // Quarkus itself registers the config mappings (and their enums, the jobs' policies among them) and ArC the
-        // interceptor binding; the extension's code reflects on no class of its own, so it registers none.
+        // interceptor bindings (@Locked, @Fenced); the extension's code reflects on no class of its own, so it registers
+        // none.
         assertThat(result[1].substring("reflective=".length()).split(" "))
                 .allMatch(c -> c.startsWith("io.quarkiverse.mysqllock.runtime.MySqlLock") && c.contains("Config")
-                        || c.equals("io.quarkiverse.mysqllock.Locked")
+                        || c.equals("io.quarkiverse.mysqllock.Locked") || c.equals("io.quarkiverse.mysqllock.Fenced")
                         || c.equals("io.quarkiverse.mysqllock.jobs.MissedTicks")
                         || c.equals("io.quarkiverse.mysqllock.jobs.Overlap"))
                 .contains("io.quarkiverse.mysqllock.runtime.MySqlLockRuntimeConfig$$CMImpl");

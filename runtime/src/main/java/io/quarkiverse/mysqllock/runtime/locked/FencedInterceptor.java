@@ -1,11 +1,6 @@
 package io.quarkiverse.mysqllock.runtime.locked;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-
 import jakarta.annotation.Priority;
-import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -13,10 +8,8 @@ import jakarta.interceptor.InvocationContext;
 
 import io.quarkiverse.mysqllock.Fenced;
 import io.quarkiverse.mysqllock.LockFence;
-import io.quarkiverse.mysqllock.runtime.MySqlLockManager;
 import io.quarkiverse.mysqllock.runtime.fence.FenceChecks;
 import io.quarkiverse.mysqllock.runtime.fence.IncomingFence;
-import io.quarkus.agroal.DataSource;
 
 /**
  * Admits the fence a request carries ({@link IncomingFence}) for a {@link Fenced} method's lock before the method runs,
@@ -31,13 +24,7 @@ public class FencedInterceptor {
     @Inject
     FencedMethods methods;
     @Inject
-    MySqlLockManager locks;
-    /** Every datasource's manager, for the methods of {@code @Fenced(datasource = ...)}. */
-    @Inject
-    @Any
-    Instance<MySqlLockManager> managers;
-
-    private final Map<String, MySqlLockManager> byDataSource = new ConcurrentHashMap<>();
+    DataSourceManagers managers;
 
     @AroundInvoke
     Object admit(InvocationContext context) throws Exception {
@@ -59,13 +46,7 @@ public class FencedInterceptor {
         if (!fence.lock().equals(lock)) {
             throw FenceChecks.otherLock(lock, fence);
         }
-        manager(method.dataSource()).fenceGuard().admit(fence);
+        managers.of(method.dataSource()).fenceGuard().admit(fence);
         return context.proceed();
-    }
-
-    private MySqlLockManager manager(String dataSource) {
-        return dataSource == null ? locks
-                : byDataSource.computeIfAbsent(dataSource,
-                        name -> managers.select(new DataSource.DataSourceLiteral(name)).get());
     }
 }

@@ -2,17 +2,13 @@ package io.quarkiverse.mysqllock.runtime.locked;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
-import java.util.concurrent.ConcurrentHashMap;
 
 import jakarta.annotation.Priority;
 import jakarta.enterprise.event.Event;
-import jakarta.enterprise.inject.Any;
-import jakarta.enterprise.inject.Instance;
 import jakarta.inject.Inject;
 import jakarta.interceptor.AroundInvoke;
 import jakarta.interceptor.Interceptor;
@@ -37,7 +33,6 @@ import io.quarkiverse.mysqllock.runtime.features.HandleReleases;
 import io.quarkiverse.mysqllock.runtime.features.MethodLock;
 import io.quarkiverse.mysqllock.runtime.jobs.JobRunHandle;
 import io.quarkiverse.mysqllock.runtime.jobs.JobTick;
-import io.quarkus.agroal.DataSource;
 import io.quarkus.runtime.BlockingOperationControl;
 import io.smallrye.mutiny.Uni;
 
@@ -64,11 +59,7 @@ public class LockedInterceptor {
 
     /** Every datasource's manager, for the methods of {@code @Locked(datasource = ...)}. */
     @Inject
-    @Any
-    Instance<MySqlLockManager> managers;
-
-    /** The managers of named datasources, looked up once each. */
-    private final Map<String, MySqlLockManager> byDataSource = new ConcurrentHashMap<>();
+    DataSourceManagers managers;
 
     @Inject
     Event<LockSkipped> skips;
@@ -131,9 +122,7 @@ public class LockedInterceptor {
 
     /** The manager that takes the method's lock: its datasource's, or the lock datasource's. */
     private MySqlLockManager manager(LockedMethod method) {
-        return method.dataSource == null ? locks
-                : byDataSource.computeIfAbsent(method.dataSource,
-                        name -> managers.select(new DataSource.DataSourceLiteral(name)).get());
+        return managers.of(method.dataSource);
     }
 
     /** The method's view of its lock, given to its {@code LockHandle} parameter if it has one. */
