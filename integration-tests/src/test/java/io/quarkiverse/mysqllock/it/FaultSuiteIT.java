@@ -86,7 +86,7 @@ class FaultSuiteIT {
         org.junit.jupiter.api.Assumptions.assumeTrue(Boolean.parseBoolean(System.getProperty("faults.ci.transactions",
                 "true")), "the transaction runs are the JVM run's (-Dfaults.ci.transactions=false: the native run)");
         Options defaults = Options.fromSystemProperties();
-        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.transactions.seconds", 35)),
+        Options options = new Options(Duration.ofSeconds(Long.getLong("faults.ci.transactions.seconds", 25)),
                 List.of(Scenario.TRANSACTIONS_NAMED, Scenario.TRANSACTIONS_LEASE), 3, 8, defaults.names(),
                 defaults.ttl(), defaults.keepalive(), report("-transactions"), defaults.seed(), System.out);
         for (Result result : FaultSuite.run(options)) {
