@@ -3,6 +3,7 @@ package io.quarkiverse.mysqllock.deployment.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
+import java.util.Locale;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -32,18 +33,19 @@ class StatementsPerLockTest {
 
     @Test
     void namedTakesAndGivesBackALockInOneStatementEach() {
-        try (StandaloneLocks named = StandaloneLocks.Settings.of("statements-named").mode(Mode.NAMED)
-                .table("statements_named_lock").start()) {
-            assertThat(statements(named.locks, "statements:named:")).as("NAMED statements for %d acquires and releases",
-                    CYCLES).isBetween(2L * CYCLES, 2L * CYCLES + BACKGROUND);
-        }
+        assertTwoStatementsPerCycle(Mode.NAMED);
     }
 
     @Test
     void leaseTakesAndGivesBackALockInOneStatementEach() {
-        try (StandaloneLocks lease = StandaloneLocks.Settings.of("statements-lease").mode(Mode.LEASE)
-                .table("statements_lease_lock").start()) {
-            assertThat(statements(lease.locks, "statements:lease:")).as("LEASE statements for %d acquires and releases",
+        assertTwoStatementsPerCycle(Mode.LEASE);
+    }
+
+    private static void assertTwoStatementsPerCycle(Mode engine) {
+        String id = "statements-" + engine.name().toLowerCase(Locale.ROOT);
+        try (StandaloneLocks instance = StandaloneLocks.Settings.of(id).mode(engine).table(id.replace('-', '_') + "_lock")
+                .start()) {
+            assertThat(statements(instance.locks, id + ":")).as("%s statements for %d acquires and releases", engine,
                     CYCLES).isBetween(2L * CYCLES, 2L * CYCLES + BACKGROUND);
         }
     }

@@ -32,6 +32,7 @@ public final class TableFenceGuard implements FenceGuard {
     private final UnaryOperator<String> rowOf;
     private final String raise;
     private final String read;
+    private final String plainRead;
     private final String create;
     /** The rows known to exist (they are never deleted): created once each; forgotten beyond {@link #KNOWN_ROWS}. */
     private final Set<String> created = ConcurrentHashMap.newKeySet();
@@ -45,7 +46,8 @@ public final class TableFenceGuard implements FenceGuard {
         this.rowOf = rowOf;
         this.raise = "UPDATE " + table + " SET fence = GREATEST(fence, ?), completed_at = UTC_TIMESTAMP(6) WHERE name = ?";
         // a locking read: the latest committed value, which a plain read of the caller's snapshot might not be
-        this.read = "SELECT fence FROM " + table + " WHERE name = ? FOR UPDATE";
+        this.plainRead = "SELECT fence FROM " + table + " WHERE name = ?";
+        this.read = plainRead + " FOR UPDATE";
         this.create = "INSERT IGNORE INTO " + table + " (name, fence, acquired_at, completed_at) VALUES (?, 0,"
                 + " UTC_TIMESTAMP(6), UTC_TIMESTAMP(6))";
     }
@@ -118,7 +120,7 @@ public final class TableFenceGuard implements FenceGuard {
     public long newest(String lock) {
         String row = row(lock);
         return connections.query(lock, "reading the newest token of lock '" + lock + "'", raw -> {
-            try (PreparedStatement statement = raw.prepareStatement(read.replace(" FOR UPDATE", ""))) {
+            try (PreparedStatement statement = raw.prepareStatement(plainRead)) {
                 statement.setString(1, row);
                 try (ResultSet rows = statement.executeQuery()) {
                     return rows.next() ? rows.getLong(1) : 0L;
